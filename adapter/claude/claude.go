@@ -1,0 +1,300 @@
+// Package claude is the adapter for Claude Code's stream-json output
+// (protocols claude-json and claude-stream) and for the dialects that copy it:
+// Amp (amp-json) and Qwen Code (qwen-json). It also reads Claude Code's
+// transcript files, whose lines are the same messages with bookkeeping, and
+// the JSON array that `--output-format json` prints with --verbose.
+package claude
+
+import (
+	"strings"
+
+	"github.com/agentstream/agentstream"
+	"github.com/agentstream/agentstream/adapter/internal/fields"
+	"github.com/agentstream/agentstream/internal/jsonscan"
+)
+
+// Config selects the variant of the dialect a Decoder reads.
+type Config struct {
+	// Harness is the harness named in session.started: "claude-code",
+	// "amp" or "qwen-code".
+	Harness string
+	// VersionKey is the init key that holds the harness's version.
+	VersionKey string
+	// InputIncludesCache is true when input_tokens counts cache reads
+	// (Qwen Code); the adapter then subtracts them.
+	InputIncludesCache bool
+}
+
+// Claude, Amp and Qwen are the configurations of the three harnesses.
+var (
+	Claude = Config{Harness: "claude-code", VersionKey: "claude_code_version"}
+	Amp    = Config{Harness: "amp", VersionKey: "amp_version"}
+	Qwen   = Config{Harness: "qwen-code", VersionKey: "qwen_code_version", InputIncludesCache: true}
+)
+
+// Decoder reads one Claude-shaped stream. It is not safe for concurrent use.
+type Decoder struct {
+	cfg      Config
+	sessions map[string]bool
+	init     *agentstream.SessionStarted
+	commands []string
+	tools    map[string]toolInfo
+	counted  map[string]bool
+	pending  map[string]*pendingUsage
+	order    []string
+	current  map[string]string
+	requests map[string]string
+	turn     int64
+	depth    int
+}
+
+type toolInfo struct {
+	name     string
+	subagent bool
+	ask      bool
+}
+
+// pendingUsage is the usage of a message whose deltas are streamed: the
+// message_start snapshot, replaced by message_delta's final figures.
+type pendingUsage struct {
+	id     string
+	model  string
+	parent string
+	u      usageVals
+}
+
+var _ agentstream.Decoder = (*Decoder)(nil)
+
+// NewDecoder returns a Decoder for the variant cfg.
+func NewDecoder(cfg Config) *Decoder {
+	return &Decoder{
+		cfg:      cfg,
+		sessions: map[string]bool{},
+		tools:    map[string]toolInfo{},
+		counted:  map[string]bool{},
+		pending:  map[string]*pendingUsage{},
+		current:  map[string]string{},
+		requests: map[string]string{},
+	}
+}
+
+// fieldsOf is what a line's top level holds, as raw JSON values.
+type fieldsOf struct {
+	typ, subtype, message, parent, event, sessionID     []byte
+	timestamp, isReplay, isSynthetic, errorV, requestID []byte
+	request, response, rateLimit, isSidechain           []byte
+}
+
+// Decode appends the events of one line to dst.
+func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Event {
+	line = jsonscan.TrimSpace(line)
+	if len(line) == 0 {
+		return dst
+	}
+	switch line[0] {
+	case '{':
+	case '[':
+		return d.decodeArray(dst, line)
+	default:
+		if jsonscan.IsNull(line) {
+			return dst
+		}
+		return append(dst, fields.Raw(line))
+	}
+	var f fieldsOf
+	obj, _ := jsonscan.Object(line)
+	for obj.Next() {
+		k, v := obj.Key(), obj.Value()
+		switch string(k) {
+		case "type":
+			f.typ = v
+		case "subtype":
+			f.subtype = v
+		case "message":
+			f.message = v
+		case "parent_tool_use_id":
+			f.parent = v
+		case "event":
+			f.event = v
+		case "session_id":
+			f.sessionID = v
+		case "timestamp":
+			f.timestamp = v
+		case "isReplay":
+			f.isReplay = v
+		case "isSynthetic":
+			f.isSynthetic = v
+		case "error":
+			f.errorV = v
+		case "request_id":
+			f.requestID = v
+		case "request":
+			f.request = v
+		case "response":
+			f.response = v
+		case "rate_limit_info":
+			f.rateLimit = v
+		case "isSidechain":
+			f.isSidechain = v
+		}
+	}
+	if !obj.Complete() {
+		return append(dst, fields.Raw(line))
+	}
+	start := len(dst)
+	dst = d.dispatch(dst, line, &f)
+	if len(dst) > start {
+		parent := fields.Str(f.parent)
+		t := fields.Time(f.timestamp)
+		replay := fields.Bool(f.isReplay)
+		for i := start; i < len(dst); i++ {
+			if dst[i].ParentCallID == "" {
+				dst[i].ParentCallID = parent
+			}
+			if dst[i].Time.IsZero() {
+				dst[i].Time = t
+			}
+			dst[i].Replay = dst[i].Replay || replay
+		}
+	}
+	return dst
+}
+
+// decodeArray reads the JSON array `--output-format json --verbose` prints:
+// every element is a line of the stream.
+func (d *Decoder) decodeArray(dst []agentstream.Event, line []byte) []agentstream.Event {
+	if !jsonscan.Valid(line) {
+		return append(dst, fields.Raw(line))
+	}
+	if d.depth > 0 {
+		return append(dst, fields.Raw(line))
+	}
+	d.depth++
+	defer func() { d.depth-- }()
+	arr, _ := jsonscan.Array(line)
+	for arr.Next() {
+		dst = d.Decode(dst, arr.Value())
+	}
+	return dst
+}
+
+func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, f *fieldsOf) []agentstream.Event {
+	switch fields.Str(f.typ) {
+	case "system":
+		return d.system(dst, line, f)
+	case "assistant":
+		return d.assistant(dst, line, f)
+	case "user":
+		return d.user(dst, line, f)
+	case "stream_event":
+		return d.streamEvent(dst, f)
+	case "result":
+		return d.result(dst, line)
+	case "rate_limit_event":
+		return d.rateLimit(dst, line, f)
+	case "control_request":
+		return d.controlRequest(dst, line, f)
+	case "control_response":
+		return d.controlResponse(dst, line, f)
+	case "ai-title":
+		if t := strings.TrimSpace(fields.Str(jsonscan.Get(line, "aiTitle"))); t != "" {
+			title, _ := agentstream.Clip(t, agentstream.MaxText)
+			return append(dst, agentstream.E(&agentstream.SessionTitle{Title: title}))
+		}
+	case "custom-title":
+		if t := strings.TrimSpace(fields.Str(jsonscan.Get(line, "customTitle"))); t != "" {
+			title, _ := agentstream.Clip(t, agentstream.MaxText)
+			return append(dst, agentstream.E(&agentstream.SessionTitle{Title: title}))
+		}
+	}
+	return append(dst, fields.Raw(line))
+}
+
+// End appends the usage of streamed messages whose final figures never came.
+func (d *Decoder) End(dst []agentstream.Event) []agentstream.Event {
+	for _, id := range d.order {
+		if p, ok := d.pending[id]; ok {
+			dst = d.emitUsage(dst, p.id, p.model, p.u)
+		}
+	}
+	d.order, d.pending = nil, map[string]*pendingUsage{}
+	return dst
+}
+
+// usageVals are the token counters of an Anthropic usage object.
+type usageVals struct {
+	in, out, cacheRead, cacheCreate, reasoning *int64
+}
+
+func parseUsage(v []byte) usageVals {
+	var u usageVals
+	obj, ok := jsonscan.Object(v)
+	if !ok {
+		return u
+	}
+	for obj.Next() {
+		switch string(obj.Key()) {
+		case "input_tokens":
+			u.in = fields.Int(obj.Value())
+		case "output_tokens":
+			u.out = fields.Int(obj.Value())
+		case "cache_read_input_tokens":
+			u.cacheRead = fields.Int(obj.Value())
+		case "cache_creation_input_tokens":
+			u.cacheCreate = fields.Int(obj.Value())
+		case "output_tokens_details":
+			u.reasoning = fields.Int(jsonscan.Get(obj.Value(), "thinking_tokens"))
+		}
+	}
+	return u
+}
+
+// merge overwrites u's counters with those later reports set.
+func (u usageVals) merge(later usageVals) usageVals {
+	for _, p := range []struct{ dst, src **int64 }{
+		{&u.in, &later.in}, {&u.out, &later.out}, {&u.cacheRead, &later.cacheRead},
+		{&u.cacheCreate, &later.cacheCreate}, {&u.reasoning, &later.reasoning},
+	} {
+		if *p.src != nil {
+			*p.dst = *p.src
+		}
+	}
+	return u
+}
+
+// nonCachedInput converts an input count that includes cache reads.
+func (d *Decoder) nonCachedInput(u usageVals) *int64 {
+	if !d.cfg.InputIncludesCache || u.in == nil || u.cacheRead == nil {
+		return u.in
+	}
+	n := *u.in - *u.cacheRead
+	if n < 0 {
+		n = 0
+	}
+	return &n
+}
+
+func (d *Decoder) emitUsage(dst []agentstream.Event, id, model string, u usageVals) []agentstream.Event {
+	if id != "" {
+		if d.counted[id] {
+			return dst
+		}
+		d.counted[id] = true
+		delete(d.pending, id)
+	}
+	p := &agentstream.Usage{
+		Scope:               agentstream.ScopeCall,
+		Model:               model,
+		InputTokens:         d.nonCachedInput(u),
+		OutputTokens:        u.out,
+		CacheReadTokens:     u.cacheRead,
+		CacheCreationTokens: u.cacheCreate,
+		ReasoningTokens:     u.reasoning,
+		MessageID:           id,
+	}
+	if p.IsZero() {
+		return dst
+	}
+	p.ContextTokens = p.CallContext()
+	return append(dst, agentstream.E(p))
+}

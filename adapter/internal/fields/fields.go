@@ -1,0 +1,140 @@
+// Package fields turns raw JSON values of harness lines into the field values
+// of the vocabulary: clipped text, compacted tool input, optional numbers. It
+// is shared by the adapters and imports only the root package and the JSON
+// scanner.
+package fields
+
+import (
+	"strings"
+	"time"
+
+	"github.com/agentstream/agentstream"
+	"github.com/agentstream/agentstream/internal/jsonscan"
+)
+
+// Str returns the decoded string of v, or "" when v is not a JSON string.
+func Str(v []byte) string {
+	if len(v) == 0 || v[0] != '"' {
+		return ""
+	}
+	s, _ := jsonscan.String(v)
+	return s
+}
+
+// Text returns the string v clipped to MaxText code points, whether it was
+// clipped, and its whole length in code points. A non-string v gives "".
+func Text(v []byte) (text string, truncated bool, chars int64) {
+	if len(v) == 0 || v[0] != '"' {
+		return "", false, 0
+	}
+	s, total, trunc, ok := jsonscan.StringClip(v, agentstream.MaxText)
+	if !ok {
+		return "", false, 0
+	}
+	return s, trunc, int64(total)
+}
+
+// Input returns the JSON value v compacted byte for byte and clipped, as
+// tool.call input. An absent v gives "null", the JSON for no arguments; a v
+// that is not valid JSON is kept as text.
+func Input(v []byte) (input string, truncated bool) {
+	if len(v) == 0 {
+		return "null", false
+	}
+	b, ok := jsonscan.AppendCompact(make([]byte, 0, len(v)), v)
+	if !ok {
+		return agentstream.ClipBytes(v, agentstream.MaxText)
+	}
+	return agentstream.ClipBytes(b, agentstream.MaxText)
+}
+
+// Int returns v as an optional integer: nil unless v is an integral number.
+func Int(v []byte) *int64 {
+	if n, ok := jsonscan.Int(v); ok {
+		return &n
+	}
+	return nil
+}
+
+// Float returns v as an optional number.
+func Float(v []byte) *float64 {
+	if f, ok := jsonscan.Float(v); ok {
+		return &f
+	}
+	return nil
+}
+
+// Bool returns v as a boolean, false unless v is true.
+func Bool(v []byte) bool {
+	b, _ := jsonscan.Bool(v)
+	return b
+}
+
+// Strings returns the strings of a JSON array, or nil when v is not an array.
+// Elements that are objects with a "name" key give that name.
+func Strings(v []byte) []string {
+	arr, ok := jsonscan.Array(v)
+	if !ok {
+		return nil
+	}
+	out := []string{}
+	for arr.Next() {
+		e := arr.Value()
+		switch {
+		case len(e) > 0 && e[0] == '"':
+			out = append(out, Str(e))
+		case len(e) > 0 && e[0] == '{':
+			if n := Str(jsonscan.Get(e, "name")); n != "" {
+				out = append(out, n)
+			}
+		}
+	}
+	if arr.Err() != nil {
+		return nil
+	}
+	return out
+}
+
+// Summary returns the first non-blank line of s, trimmed and clipped: the
+// safe one-line description of a tool call.
+func Summary(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	s, _ = agentstream.Clip(s, agentstream.MaxText)
+	return s
+}
+
+// Time parses an RFC 3339 timestamp string, or returns the zero time.
+func Time(v []byte) time.Time {
+	s := Str(v)
+	if s == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+// EpochSeconds formats a number of seconds since 1970 as RFC 3339, or ""
+// when v is not a number.
+func EpochSeconds(v []byte) string {
+	f, ok := jsonscan.Float(v)
+	if !ok || f <= 0 || f > 1e11 {
+		return ""
+	}
+	sec := int64(f)
+	return time.Unix(sec, int64((f-float64(sec))*1e9)).UTC().Format(time.RFC3339)
+}
+
+// Raw returns the raw event for a line: unmapped when it is valid JSON,
+// malformed otherwise.
+func Raw(line []byte) agentstream.Event {
+	if jsonscan.Valid(line) {
+		return agentstream.E(agentstream.NewRaw(agentstream.RawUnmapped, line))
+	}
+	return agentstream.E(agentstream.NewRaw(agentstream.RawMalformed, line))
+}

@@ -1,0 +1,117 @@
+// Command agentstream records what coding agents do: it normalizes their
+// output into one event format, runs them, stores sessions and serves them.
+//
+// Run `agentstream help` for the commands.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// Exit codes decided in one place. Commands that run a harness add their own
+// (see run.go).
+const (
+	exitOK    = 0
+	exitError = 1 // an I/O or runtime error
+	exitUsage = 2 // bad usage
+)
+
+// env is what a command gets from the process: its streams and environment.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+// command is one subcommand.
+type command struct {
+	summary string
+	run     func(ctx context.Context, e *env, args []string) int
+}
+
+// commands is the table of subcommands. Each lives in its own file.
+var commands = map[string]command{
+	"normalize": {"native lines in, one event envelope per line out", cmdNormalize},
+	"usage":     {"the usage recap of a recorded session", cmdUsage},
+	"protocols": {"the protocols and the flags each adds to a command", cmdProtocols},
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is the whole program: it returns the exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "--help":
+		if len(args) > 1 {
+			if c, ok := commands[args[1]]; ok {
+				return c.run(ctx, e, []string{"-h"})
+			}
+		}
+		usage(stdout)
+		return exitOK
+	}
+	c, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "agentstream: unknown command %q\n", name)
+		usage(stderr)
+		return exitUsage
+	}
+	return c.run(ctx, e, args[1:])
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "agentstream: a stable record of what coding agents do")
+	fmt.Fprintln(w, "\nUsage: agentstream COMMAND [flags] [args]\n\nCommands:")
+	var names []string
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'agentstream COMMAND -h' for a command's flags.")
+}
+
+// newFlags returns a flag set that reports errors instead of exiting, with
+// a usage line printed on -h.
+func newFlags(e *env, name, synopsis, doc string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: agentstream %s %s\n\n%s\n\nFlags:\n", name, synopsis, doc)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args; it returns an exit code and false when the command
+// must stop (help was asked for, or the flags were wrong).
+func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK, false
+		}
+		return exitUsage, false
+	}
+	return exitOK, true
+}

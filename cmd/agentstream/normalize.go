@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/agentstream/agentstream"
+	"github.com/agentstream/agentstream/adapter"
+)
+
+const normalizeDoc = `Reads the native output of a harness (one JSON value per line) and writes
+one event envelope per line on stdout. With no FILE, or with -, it reads stdin.
+Each FILE is its own session.
+
+By default it writes the events a store keeps; --live adds the live deltas
+(message.delta, thinking.delta, tool.output). The output is deterministic:
+the same input gives the same bytes. ts is the line's own timestamp when it
+has one, else null. The session id is --session, else "s_" followed by the
+first 26 hex digits of the SHA-256 of the input's first 64 KiB.
+
+The exit status is 0 whatever the lines contain, 2 for bad usage and 1 when
+a file cannot be read or the output cannot be written.`
+
+func cmdNormalize(ctx context.Context, e *env, args []string) int {
+	fs := newFlags(e, "normalize", "[--protocol P] [--session ID] [--live] [FILE|-]...", normalizeDoc)
+	protocol := fs.String("protocol", "auto", "the dialect of the input: "+protocolList())
+	session := fs.String("session", "", "the session id written in every envelope")
+	live := fs.Bool("live", false, "also write the live deltas")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if *protocol != "auto" {
+		if _, err := adapter.Lookup(*protocol); err != nil {
+			fmt.Fprintf(e.stderr, "agentstream normalize: unknown protocol %q (want auto or one of %s)\n", *protocol, protocolList())
+			return exitUsage
+		}
+	}
+	files := fs.Args()
+	if len(files) == 0 {
+		files = []string{"-"}
+	}
+	out := bufio.NewWriterSize(e.stdout, 256<<10)
+	for _, name := range files {
+		if err := ctx.Err(); err != nil {
+			return exitError
+		}
+		opts := normalizeOptions{protocol: *protocol, session: *session, live: *live}
+		if err := withInput(e, name, func(r io.Reader) error { return normalizeStream(r, out, opts) }); err != nil {
+			fmt.Fprintf(e.stderr, "agentstream normalize: %v\n", err)
+			return exitError
+		}
+	}
+	if err := out.Flush(); err != nil {
+		fmt.Fprintf(e.stderr, "agentstream normalize: %v\n", err)
+		return exitError
+	}
+	return exitOK
+}
+
+// withInput opens name ("-" is stdin) and calls fn with it.
+func withInput(e *env, name string, fn func(io.Reader) error) error {
+	if name == "-" {
+		return fn(e.stdin)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := fn(f); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+type normalizeOptions struct {
+	protocol string
+	session  string
+	live     bool
+}
+
+// derivedSessionPeek is how much of the input the derived session id hashes.
+const derivedSessionPeek = 64 << 10
+
+// openStream peeks at the input to settle its protocol and session id.
+func openStream(r io.Reader, protocol, session string) (*bufio.Reader, adapter.Adapter, string, error) {
+	br := bufio.NewReaderSize(r, adapter.DetectPeek)
+	if protocol == "" || protocol == "auto" {
+		protocol = adapter.DetectReader(br)
+	}
+	a, err := adapter.Lookup(protocol)
+	if err != nil {
+		return nil, adapter.Adapter{}, "", err
+	}
+	if session == "" {
+		head, _ := br.Peek(derivedSessionPeek)
+		sum := sha256.Sum256(head)
+		session = "s_" + hex.EncodeToString(sum[:])[:26]
+	}
+	return br, a, session, nil
+}
+
+func normalizeStream(r io.Reader, w *bufio.Writer, opts normalizeOptions) error {
+	br, a, session, err := openStream(r, opts.protocol, opts.session)
+	if err != nil {
+		return err
+	}
+	n := agentstream.NewNormalizer(a.New(), agentstream.NormalizerConfig{
+		Session: session, Harness: a.Harness, ExplicitTurns: a.ExplicitTurns,
+	})
+	lr := agentstream.NewLineReader(br)
+	var envs []agentstream.Envelope
+	var buf []byte
+	write := func() error {
+		for i := range envs {
+			if !opts.live && agentstream.IsLive(envs[i].Type()) {
+				continue
+			}
+			buf = envs[i].AppendJSON(buf[:0])
+			buf = append(buf, '\n')
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for {
+		l, err := lr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		envs = n.Line(envs[:0], l, zeroTime)
+		if err := write(); err != nil {
+			return err
+		}
+	}
+	envs = n.End(envs[:0], zeroTime)
+	return write()
+}

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentstream/agentstream"
+	"github.com/agentstream/agentstream/adapter"
+)
+
+// zeroTime asks a Normalizer to take each event's own time.
+var zeroTime time.Time
+
+func protocolList() string { return strings.Join(adapter.Names(), ", ") }
+
+func cmdProtocols(ctx context.Context, e *env, args []string) int {
+	fs := newFlags(e, "protocols", "", "Lists each protocol, how its harness takes the prompt, and the flags\nApplyProtocol appends to a command.")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	for _, a := range adapter.All() {
+		flags := strings.Join(a.Flags, " ")
+		if flags == "" {
+			flags = "(none)"
+		}
+		fmt.Fprintf(e.stdout, "%-14s %-12s prompt: %-18s flags: %s\n", a.Name, a.Harness, a.Prompt, flags)
+	}
+	_ = agentstream.Protocols
+	return exitOK
+}

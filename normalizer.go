@@ -1,0 +1,345 @@
+package agentstream
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// A Decoder translates the native lines of one harness stream into events.
+// It is what an adapter provides, one per stream.
+//
+// A Decoder keeps state across the lines of its stream (tool names by call
+// id, usage already counted, streamed deltas) and is not safe for concurrent
+// use. It must not retain line after Decode returns, must not read the clock
+// or globals, and should never panic; the Normalizer that calls it recovers
+// from a panic all the same, and the line costs only itself.
+type Decoder interface {
+	// Decode appends the events of one line (without its terminator) to dst.
+	// Zero events is a normal answer, for a blank line for instance.
+	Decode(dst []Event, line []byte) []Event
+	// End appends the events owed when the stream ends, such as text a
+	// dialect only ever sent in pieces.
+	End(dst []Event) []Event
+}
+
+// A Handler receives the envelopes of a session in order. Handle is called
+// synchronously, from one goroutine at a time; the envelope (and its
+// payload) may be kept after Handle returns but must not be modified. An
+// error from Handle is the caller's to act on: a runner, for instance, stops
+// the run.
+type Handler interface {
+	Handle(ctx context.Context, e Envelope) error
+}
+
+// HandlerFunc adapts a function to a Handler.
+type HandlerFunc func(ctx context.Context, e Envelope) error
+
+// Handle calls f.
+func (f HandlerFunc) Handle(ctx context.Context, e Envelope) error { return f(ctx, e) }
+
+// Fanout returns a Handler that passes each envelope to every handler in
+// order and returns the first error, after all of them were called.
+func Fanout(handlers ...Handler) Handler {
+	return HandlerFunc(func(ctx context.Context, e Envelope) error {
+		var first error
+		for _, h := range handlers {
+			if err := h.Handle(ctx, e); err != nil && first == nil {
+				first = err
+			}
+		}
+		return first
+	})
+}
+
+// NormalizerConfig configures a Normalizer.
+type NormalizerConfig struct {
+	// Session is this system's session id, written in every envelope.
+	Session string
+	// Harness is written in every envelope until a session.started payload
+	// names one.
+	Harness string
+	// ExplicitTurns is true for dialects that mark turn starts themselves
+	// (with turn.started events); otherwise turn 1 starts at the first event
+	// and turn N+1 at the first event after turn N ended.
+	ExplicitTurns bool
+	// LastSeq is the sequence number already used, when a session is
+	// continued; the next stored event gets LastSeq+1.
+	LastSeq int64
+}
+
+// A Normalizer turns the lines of one session into envelopes: it runs the
+// Decoder on each stdout line, turns stderr lines and oversized lines into
+// their events, numbers stored events densely from 1, keeps the turn number,
+// recovers from a Decoder that panics (the line becomes raw with reason
+// adapter-error), and at the end flushes live deltas that never got their
+// complete event as complete events with partial set.
+//
+// Live events (IsLive) are returned like the others, with Seq 0; a caller
+// that stores events skips them. A Normalizer is not safe for concurrent use.
+type Normalizer struct {
+	cfg     NormalizerConfig
+	dec     Decoder
+	seq     int64
+	turn    int64
+	ended   bool
+	endLine int64
+	events  []Event
+	partial partials
+}
+
+// NewNormalizer returns a Normalizer running dec.
+func NewNormalizer(dec Decoder, cfg NormalizerConfig) *Normalizer {
+	return &Normalizer{cfg: cfg, dec: dec, seq: cfg.LastSeq}
+}
+
+// LastSeq returns the sequence number of the last stored event so far.
+func (n *Normalizer) LastSeq() int64 { return n.seq }
+
+// Turn returns the current turn number.
+func (n *Normalizer) Turn() int64 { return n.turn }
+
+// Harness returns the harness named in the envelopes.
+func (n *Normalizer) Harness() string { return n.cfg.Harness }
+
+// Line appends the envelopes of one stdout line to dst. now is when the line
+// was read; a zero now takes each event's own time, if any.
+func (n *Normalizer) Line(dst []Envelope, l Line, now time.Time) []Envelope {
+	src := &Source{Stream: "stdout", Line: l.N}
+	if l.Oversized {
+		text, _ := ClipBytes(l.Head, MaxText)
+		return n.stamp(dst, E(&Raw{Reason: RawOversized, Text: text, Bytes: l.Size, Truncated: true}), src, now)
+	}
+	evs := n.decode(l.Bytes)
+	for _, ev := range evs {
+		dst = n.stamp(dst, ev, src, now)
+	}
+	return dst
+}
+
+// Stderr appends the stderr event of one stderr line to dst.
+func (n *Normalizer) Stderr(dst []Envelope, l Line, now time.Time) []Envelope {
+	src := &Source{Stream: "stderr", Line: l.N}
+	b := l.Bytes
+	if l.Oversized {
+		b = l.Head
+	}
+	text, trunc := ClipBytes(b, MaxText)
+	return n.stamp(dst, E(&Stderr{Text: text, Truncated: trunc || l.Oversized}), src, now)
+}
+
+// Add appends the envelope of an event that did not come from a native line,
+// such as a timeout the runner wrote or a user message it sent (source null).
+func (n *Normalizer) Add(dst []Envelope, ev Event, now time.Time) []Envelope {
+	return n.stamp(dst, ev, nil, now)
+}
+
+// End appends what the stream owes at its end: the Decoder's own events,
+// then a complete message or thinking event, with partial set, for live
+// deltas that never got one.
+func (n *Normalizer) End(dst []Envelope, now time.Time) []Envelope {
+	evs := n.end()
+	for _, ev := range evs {
+		dst = n.stamp(dst, ev, nil, now)
+	}
+	for _, ev := range n.partial.flush() {
+		dst = n.stamp(dst, ev, nil, now)
+	}
+	return dst
+}
+
+func (n *Normalizer) decode(line []byte) (evs []Event) {
+	n.events = n.events[:0]
+	defer func() {
+		if r := recover(); r != nil {
+			evs = []Event{E(adapterError(line, r))}
+		}
+	}()
+	n.events = n.dec.Decode(n.events, line)
+	return n.events
+}
+
+func (n *Normalizer) end() (evs []Event) {
+	n.events = n.events[:0]
+	defer func() {
+		if r := recover(); r != nil {
+			evs = []Event{E(adapterError(nil, r))}
+		}
+	}()
+	n.events = n.dec.End(n.events)
+	return n.events
+}
+
+func adapterError(line []byte, r any) *Raw {
+	p := NewRaw(RawAdapterError, line)
+	if len(line) == 0 {
+		p.Text = fmt.Sprint("adapter panic: ", r)
+		p.Text, p.Truncated = Clip(p.Text, MaxText)
+	}
+	return p
+}
+
+// stamp wraps ev in its envelope and appends it.
+func (n *Normalizer) stamp(dst []Envelope, ev Event, src *Source, now time.Time) []Envelope {
+	if ev.Payload == nil {
+		return dst
+	}
+	t := ev.Payload.Type()
+	n.advanceTurn(t, src)
+	if s, ok := ev.Payload.(*SessionStarted); ok && s.Harness != "" {
+		n.cfg.Harness = s.Harness
+	}
+	n.partial.observe(ev)
+	e := Envelope{
+		Session:      n.cfg.Session,
+		Harness:      n.cfg.Harness,
+		Turn:         n.turn,
+		Origin:       OriginLive,
+		ParentCallID: ev.ParentCallID,
+		Payload:      ev.Payload,
+		Source:       src,
+		TS:           now,
+	}
+	if now.IsZero() {
+		e.TS = ev.Time
+	}
+	if ev.Replay {
+		e.Origin = OriginReplay
+	}
+	if !IsLive(t) {
+		n.seq++
+		e.Seq = n.seq
+	}
+	switch t {
+	case TypeTurnEnded, TypeSessionEnded:
+		n.ended = true
+		n.endLine = lineOf(src)
+	}
+	return append(dst, e)
+}
+
+func lineOf(src *Source) int64 {
+	if src == nil {
+		return -1
+	}
+	if src.Stream == "stderr" {
+		return -2 - src.Line
+	}
+	return src.Line
+}
+
+// advanceTurn applies the turn rules before an event of type t is stamped.
+func (n *Normalizer) advanceTurn(t string, src *Source) {
+	if t == TypeTurnStarted {
+		n.turn++
+		n.ended = false
+		return
+	}
+	if n.cfg.ExplicitTurns {
+		return
+	}
+	if n.turn == 0 {
+		n.turn = 1
+		return
+	}
+	if !n.ended {
+		return
+	}
+	switch t {
+	case TypeTurnEnded, TypeSessionEnded, TypeSessionTitle, TypeUsage, TypeStderr:
+		return
+	}
+	if src != nil && lineOf(src) == n.endLine {
+		return
+	}
+	n.turn++
+	n.ended = false
+}
+
+// partials accumulates live deltas until their complete event arrives.
+type partials struct {
+	open []*partial
+}
+
+type partial struct {
+	parent   string
+	thinking bool
+	role     string
+	text     strings.Builder
+	chars    int
+}
+
+// partialCap bounds what is accumulated for one partial event: enough for
+// MaxText characters.
+const partialCap = 4 * MaxText
+
+func (ps *partials) find(parent string, thinking bool) *partial {
+	for _, p := range ps.open {
+		if p.parent == parent && p.thinking == thinking {
+			return p
+		}
+	}
+	return nil
+}
+
+func (ps *partials) observe(ev Event) {
+	switch p := ev.Payload.(type) {
+	case *MessageDelta:
+		ps.add(ev.ParentCallID, false, p.Role, p.Text)
+	case *ThinkingDelta:
+		ps.add(ev.ParentCallID, true, "", p.Text)
+	case *Message:
+		ps.drop(ev.ParentCallID, false)
+	case *Thinking:
+		ps.drop(ev.ParentCallID, true)
+	}
+}
+
+func (ps *partials) add(parent string, thinking bool, role, text string) {
+	p := ps.find(parent, thinking)
+	if p == nil {
+		p = &partial{parent: parent, thinking: thinking, role: role}
+		ps.open = append(ps.open, p)
+	}
+	p.chars += CountChars(text)
+	if room := partialCap - p.text.Len(); room > 0 {
+		if len(text) > room {
+			text, _ = Clip(text, room/4)
+		}
+		p.text.WriteString(text)
+	}
+}
+
+func (ps *partials) drop(parent string, thinking bool) {
+	for i, p := range ps.open {
+		if p.parent == parent && p.thinking == thinking {
+			ps.open = append(ps.open[:i], ps.open[i+1:]...)
+			return
+		}
+	}
+}
+
+func (ps *partials) flush() []Event {
+	var evs []Event
+	for _, p := range ps.open {
+		if p.text.Len() == 0 {
+			continue
+		}
+		text, trunc := Clip(p.text.String(), MaxText)
+		trunc = trunc || p.chars > MaxText
+		var pl Payload
+		if p.thinking {
+			pl = &Thinking{Text: text, Truncated: trunc, Partial: true}
+		} else {
+			role := p.role
+			if role == "" {
+				role = RoleAssistant
+			}
+			pl = &Message{Role: role, Text: text, Truncated: trunc, Partial: true}
+		}
+		evs = append(evs, Event{Payload: pl, ParentCallID: p.parent})
+	}
+	ps.open = nil
+	return evs
+}
