@@ -1,0 +1,143 @@
+package adapter_test
+
+import (
+	"bytes"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentstream/agentstream"
+	"github.com/agentstream/agentstream/adapter"
+	"github.com/agentstream/agentstream/internal/workload"
+)
+
+// benchSize is the size of the generated workload: 200 MB unless
+// AGENTSTREAM_BENCH_MB says otherwise.
+func benchSize() int64 {
+	if s := os.Getenv("AGENTSTREAM_BENCH_MB"); s != "" {
+		if n, err := strconv.Atoi(s); err == nil && n > 0 {
+			return int64(n) << 20
+		}
+	}
+	return 200 << 20
+}
+
+var (
+	claudeData = sync.OnceValue(func() []byte {
+		var b bytes.Buffer
+		if err := workload.Claude(&b, benchSize(), 1); err != nil {
+			panic(err)
+		}
+		return b.Bytes()
+	})
+	deltaData = sync.OnceValue(func() []byte {
+		var b bytes.Buffer
+		if err := workload.ClaudeDeltas(&b, 32<<20, 2); err != nil {
+			panic(err)
+		}
+		return b.Bytes()
+	})
+)
+
+// normalizeAll frames data into lines and runs a fresh decoder of protocol
+// over them, without encoding output; it returns the number of lines.
+func normalizeAll(protocol string, data []byte) int {
+	a, err := adapter.Lookup(protocol)
+	if err != nil {
+		panic(err)
+	}
+	n := agentstream.NewNormalizer(a.New(), agentstream.NormalizerConfig{Session: "s", Harness: a.Harness, ExplicitTurns: a.ExplicitTurns})
+	lr := agentstream.NewLineReader(bytes.NewReader(data))
+	var envs []agentstream.Envelope
+	lines := 0
+	var t time.Time
+	for {
+		l, err := lr.Next()
+		if err != nil {
+			break
+		}
+		lines++
+		envs = n.Line(envs[:0], l, t)
+	}
+	n.End(envs[:0], t)
+	return lines
+}
+
+// naiveAll is the baseline: the same framing, and encoding/json into maps.
+func naiveAll(data []byte) int {
+	lr := agentstream.NewLineReader(bytes.NewReader(data))
+	var evs []workload.NaiveEvent
+	lines := 0
+	for {
+		l, err := lr.Next()
+		if err != nil {
+			break
+		}
+		lines++
+		evs = workload.NaiveDecode(evs[:0], l.Bytes)
+	}
+	return lines
+}
+
+// benchLines runs fn over data b.N times and reports MB/s, ns/line and
+// allocs/line.
+func benchLines(b *testing.B, data []byte, fn func([]byte) int) {
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	lines := 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		lines += fn(data)
+	}
+	b.StopTimer()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(lines), "ns/line")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(lines), "allocs/line")
+}
+
+// BenchmarkNormalize measures in-process normalization (framing and adapter,
+// no output encoding) of a generated Claude stream-json workload, beside the
+// baseline that decodes each line with encoding/json into map[string]any,
+// and the small delta lines alone.
+func BenchmarkNormalize(b *testing.B) {
+	b.Run("claude", func(b *testing.B) {
+		benchLines(b, claudeData(), func(d []byte) int { return normalizeAll("claude-json", d) })
+	})
+	b.Run("baseline-map", func(b *testing.B) {
+		benchLines(b, claudeData(), naiveAll)
+	})
+	b.Run("claude-deltas", func(b *testing.B) {
+		benchLines(b, deltaData(), func(d []byte) int { return normalizeAll("claude-json", d) })
+	})
+}
+
+// TestWorkloadNormalizes checks on a small workload that the generated
+// lines map to the events they are meant to (a benchmark of a decoder that
+// maps nothing would measure nothing).
+func TestWorkloadNormalizes(t *testing.T) {
+	var b bytes.Buffer
+	if err := workload.Claude(&b, 4<<20, 3); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := adapter.ParseLines("claude-json", bytes.Split(b.Bytes(), []byte("\n")), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	for _, e := range evs {
+		counts[e.Type()]++
+	}
+	for _, typ := range []string{"session.started", "message", "thinking", "tool.call", "tool.result", "usage", "message.delta", "quota", "session.ended"} {
+		if counts[typ] == 0 {
+			t.Errorf("no %s event in the generated workload (counts %v)", typ, counts)
+		}
+	}
+	if counts["raw"] != 0 {
+		t.Errorf("%d raw events in the generated workload", counts["raw"])
+	}
+}
