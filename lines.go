@@ -132,7 +132,11 @@ func (lr *LineReader) Next() (Line, error) {
 		if i := bytes.IndexByte(lr.buf[lr.start+scanned:lr.end], '\n'); i >= 0 {
 			line := lr.buf[lr.start : lr.start+scanned+i]
 			lr.start += scanned + i + 1
-			return lr.line(line), nil
+			l := lr.line(line)
+			if lr.HardLimit > 0 && l.Size > lr.HardLimit {
+				return Line{N: l.N, Size: l.Size}, ErrLineTooLong
+			}
+			return l, nil
 		}
 		scanned = lr.end - lr.start
 		if scanned > limit {

@@ -1,0 +1,277 @@
+package agentstream_test
+
+import (
+	"go/build"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentstream/agentstream"
+	"github.com/google/go-cmp/cmp"
+)
+
+// scripted is a Decoder that maps each line to the events a test chose,
+// and panics on the line "panic".
+type scripted map[string][]agentstream.Event
+
+func (s scripted) Decode(dst []agentstream.Event, line []byte) []agentstream.Event {
+	if string(line) == "panic" {
+		dst = append(dst, agentstream.E(&agentstream.Warning{Message: "half done"}))
+		panic("decoder bug")
+	}
+	return append(dst, s[string(line)]...)
+}
+
+func (s scripted) End(dst []agentstream.Event) []agentstream.Event { return append(dst, s["END"]...) }
+
+type row struct {
+	Seq  int64
+	Turn int64
+	Type string
+	Line int64
+}
+
+func rows(envs []agentstream.Envelope) []row {
+	var out []row
+	for _, e := range envs {
+		r := row{Seq: e.Seq, Turn: e.Turn, Type: e.Type()}
+		if e.Source != nil {
+			r.Line = e.Source.Line
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func feed(n *agentstream.Normalizer, lines ...string) []agentstream.Envelope {
+	var envs []agentstream.Envelope
+	for i, l := range lines {
+		envs = n.Line(envs, agentstream.Line{N: int64(i + 1), Bytes: []byte(l), Size: int64(len(l))}, time.Time{})
+	}
+	return n.End(envs, time.Time{})
+}
+
+var (
+	msg     = agentstream.E(&agentstream.Message{Role: "assistant", Text: "hi"})
+	delta   = agentstream.E(&agentstream.MessageDelta{Role: "assistant", Text: "hi"})
+	ended   = agentstream.E(&agentstream.TurnEnded{Turn: 1, Reason: "ok"})
+	sEnded  = agentstream.E(&agentstream.SessionEnded{Status: "succeeded", Reason: "completion"})
+	started = agentstream.E(&agentstream.TurnStarted{Turn: 1})
+)
+
+func TestNormalizerImplicitTurns(t *testing.T) {
+	dec := scripted{"m": {msg}, "d": {delta}, "end": {ended, sEnded}}
+	n := agentstream.NewNormalizer(dec, agentstream.NormalizerConfig{Session: "s"})
+	got := rows(feed(n, "m", "d", "m", "end", "m", "end"))
+	want := []row{
+		{1, 1, "message", 1}, {0, 1, "message.delta", 2}, {2, 1, "message", 3},
+		{3, 1, "turn.ended", 4}, {4, 1, "session.ended", 4},
+		{5, 2, "message", 5}, {6, 2, "turn.ended", 6}, {7, 2, "session.ended", 6},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestNormalizerExplicitTurns(t *testing.T) {
+	dec := scripted{"m": {msg}, "start": {started}, "end": {ended}}
+	n := agentstream.NewNormalizer(dec, agentstream.NormalizerConfig{Session: "s", ExplicitTurns: true})
+	got := rows(feed(n, "m", "start", "m", "end", "m", "start", "m"))
+	want := []row{
+		{1, 0, "message", 1}, {2, 1, "turn.started", 2}, {3, 1, "message", 3}, {4, 1, "turn.ended", 4},
+		{5, 1, "message", 5}, {6, 2, "turn.started", 6}, {7, 2, "message", 7},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestNormalizerPanicCostsTheLine(t *testing.T) {
+	dec := scripted{"m": {msg}}
+	n := agentstream.NewNormalizer(dec, agentstream.NormalizerConfig{Session: "s"})
+	envs := feed(n, "m", "panic", "m")
+	got := rows(envs)
+	want := []row{{1, 1, "message", 1}, {2, 1, "raw", 2}, {3, 1, "message", 3}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+	if r := envs[1].Payload.(*agentstream.Raw); r.Reason != agentstream.RawAdapterError || r.Text != "panic" {
+		t.Errorf("raw = %+v, want adapter-error with the line", r)
+	}
+}
+
+func TestNormalizerFlushesPartials(t *testing.T) {
+	d1 := agentstream.E(&agentstream.MessageDelta{Role: "assistant", Text: "Hel"})
+	d2 := agentstream.E(&agentstream.MessageDelta{Role: "assistant", Text: "lo"})
+	th := agentstream.E(&agentstream.ThinkingDelta{Text: "hmm"})
+	sub := agentstream.Event{Payload: &agentstream.MessageDelta{Role: "assistant", Text: "sub"}, ParentCallID: "toolu_1"}
+	dec := scripted{"a": {d1}, "b": {d2}, "t": {th}, "s": {sub}, "m": {msg}}
+	n := agentstream.NewNormalizer(dec, agentstream.NormalizerConfig{Session: "s"})
+	envs := feed(n, "t", "a", "s", "b")
+	var got []string
+	for _, e := range envs[4:] {
+		got = append(got, e.Type()+" "+e.ParentCallID+" "+string(e.Payload.AppendJSON(nil)))
+	}
+	want := []string{
+		`thinking  {"text":"hmm","truncated":false,"redacted":false,"partial":true}`,
+		`message  {"role":"assistant","text":"Hello","truncated":false,"partial":true}`,
+		`message toolu_1 {"role":"assistant","text":"sub","truncated":false,"partial":true}`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// A complete message clears what its deltas accumulated.
+	n = agentstream.NewNormalizer(dec, agentstream.NormalizerConfig{Session: "s"})
+	if envs := feed(n, "a", "b", "m"); len(envs) != 3 {
+		t.Errorf("got %d envelopes after a complete message, want 3 (no partial flush)", len(envs))
+	}
+}
+
+func TestNormalizerOversizedAndStderr(t *testing.T) {
+	n := agentstream.NewNormalizer(scripted{}, agentstream.NormalizerConfig{Session: "s", Harness: "h"})
+	envs := n.Line(nil, agentstream.Line{N: 1, Size: 500 << 20, Oversized: true, Head: []byte(`{"type":"user"`)}, time.Time{})
+	envs = n.Stderr(envs, agentstream.Line{N: 1, Bytes: []byte("warning: x"), Size: 10}, time.Time{})
+	want := []string{
+		`{"v":1,"session":"s","seq":1,"ts":null,"harness":"h","turn":1,"origin":"live","type":"raw","payload":{"reason":"oversized","json":null,"text":"{\"type\":\"user\"","bytes":524288000,"truncated":true},"source":{"stream":"stdout","line":1}}`,
+		`{"v":1,"session":"s","seq":2,"ts":null,"harness":"h","turn":1,"origin":"live","type":"stderr","payload":{"text":"warning: x","truncated":false},"source":{"stream":"stderr","line":1}}`,
+	}
+	var got []string
+	for _, e := range envs {
+		got = append(got, string(e.AppendJSON(nil)))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestSummarizeUsage(t *testing.T) {
+	call := func(in, out, cr, cc int64, id string) agentstream.Event {
+		return agentstream.E(&agentstream.Usage{Scope: "call", Model: "claude-sonnet-4-5", InputTokens: ptr(in), OutputTokens: ptr(out), CacheReadTokens: ptr(cr), CacheCreationTokens: ptr(cc), MessageID: id})
+	}
+	session := agentstream.E(&agentstream.Usage{Scope: "session", InputTokens: ptr[int64](999), OutputTokens: ptr[int64](999), CostUSD: ptr(0.25), Turns: ptr[int64](2), DurationMs: ptr[int64](1500)})
+	t.Run("calls win over session totals", func(t *testing.T) {
+		r := agentstream.SummarizeUsage([]agentstream.Event{
+			agentstream.E(&agentstream.SessionStarted{Model: "claude-sonnet-4-5"}),
+			call(4, 100, 1000, 50, "a"), call(6, 20, 2000, 0, "b"),
+			agentstream.E(&agentstream.Usage{Scope: "call", InputTokens: ptr[int64](0), OutputTokens: ptr[int64](0), Model: "<synthetic>"}),
+			session,
+		})
+		if r.TokensFrom != "calls" || *r.InputTokens != 10 || *r.OutputTokens != 120 || *r.CacheReadTokens != 3000 || *r.CacheCreationTokens != 50 || r.Calls != 2 {
+			t.Errorf("tokens: %+v", r)
+		}
+		if *r.CostUSD != 0.25 || *r.Turns != 2 || *r.DurationMs != 1500 {
+			t.Errorf("harness figures: %+v", r)
+		}
+		if *r.ContextTokens != 2006 || *r.ContextWindow != 200000 {
+			t.Errorf("context %d of %d, want 2006 of 200000", *r.ContextTokens, *r.ContextWindow)
+		}
+		if len(r.Missing) != 0 {
+			t.Errorf("missing = %v, want none", r.Missing)
+		}
+	})
+	t.Run("latest session total when no calls", func(t *testing.T) {
+		older := agentstream.E(&agentstream.Usage{Scope: "session", InputTokens: ptr[int64](1), OutputTokens: ptr[int64](1)})
+		r := agentstream.SummarizeUsage([]agentstream.Event{older, session})
+		if r.TokensFrom != "session" || *r.InputTokens != 999 {
+			t.Errorf("got %+v", r)
+		}
+	})
+	t.Run("missing cost is said, not zero", func(t *testing.T) {
+		r := agentstream.SummarizeUsage([]agentstream.Event{call(1, 2, 0, 0, "a")})
+		if r.CostUSD != nil {
+			t.Errorf("cost = %v, want nil", *r.CostUSD)
+		}
+		s := r.String()
+		if !strings.Contains(s, "cost: not reported") || strings.Contains(s, "$0.00") {
+			t.Errorf("recap %q must say cost is not reported", s)
+		}
+	})
+}
+
+func TestContextWindow(t *testing.T) {
+	tests := map[string]int64{
+		"claude-opus-5[1m]": 1_000_000, "claude-sonnet-4-5[1m]": 1_000_000, "claude-sonnet-5": 1_000_000,
+		"claude-opus-5-20261101": 1_000_000, "claude-sonnet-4-20250514": 200_000, "claude-3-5-sonnet-20241022": 200_000,
+		"claude-haiku-4-5": 200_000, "us.anthropic.claude-opus-4-1": 200_000, "gemini-2.5-pro": 1_048_576,
+		"gemini-2.5-flash": 1_048_576, "gpt-5-codex": 0, "": 0, "<synthetic>": 0,
+	}
+	for model, want := range tests {
+		got, ok := agentstream.ContextWindow(model)
+		if got != want || ok != (want != 0) {
+			t.Errorf("ContextWindow(%q) = %d, %v; want %d", model, got, ok, want)
+		}
+	}
+}
+
+func TestApplyProtocol(t *testing.T) {
+	tests := []struct {
+		cmd      []string
+		protocol string
+		want     []string
+	}{
+		{[]string{"claude", "-p"}, "claude-json", []string{"claude", "-p", "--output-format", "stream-json", "--verbose"}},
+		{[]string{"claude", "-p", "--output-format=json"}, "claude-json", []string{"claude", "-p", "--output-format=json"}},
+		{[]string{"claude"}, "claude-stream", []string{"claude", "--output-format", "stream-json", "--verbose", "--input-format", "stream-json"}},
+		{[]string{"codex", "exec"}, "codex-json", []string{"codex", "exec", "--json"}},
+		{[]string{"codex", "exec", "--json"}, "codex-json", []string{"codex", "exec", "--json"}},
+		{[]string{"opencode", "run"}, "opencode-json", []string{"opencode", "run", "--format", "json"}},
+		{[]string{"./agent"}, "none", []string{"./agent"}},
+		{[]string{"./agent"}, "no-such-protocol", []string{"./agent"}},
+	}
+	for _, tt := range tests {
+		if got := agentstream.ApplyProtocol(tt.cmd, tt.protocol); !cmp.Equal(got, tt.want) {
+			t.Errorf("ApplyProtocol(%q, %s) = %q, want %q", tt.cmd, tt.protocol, got, tt.want)
+		}
+	}
+}
+
+func TestSessionTitle(t *testing.T) {
+	if p := agentstream.SessionTitleProbe("claude-json", "ef45799e-d353-4d47"); !strings.Contains(p, "ef45799e-d353-4d47.jsonl") {
+		t.Errorf("probe %q lacks the transcript path", p)
+	}
+	for _, bad := range []string{"", "x; rm -rf /", "$(id)", "a/b"} {
+		if p := agentstream.SessionTitleProbe("claude-json", bad); p != "" {
+			t.Errorf("probe for session id %q = %q, want none", bad, p)
+		}
+	}
+	if p := agentstream.SessionTitleProbe("codex-json", "abc"); p != "" {
+		t.Errorf("probe for codex = %q, want none", p)
+	}
+	out := `{"type":"ai-title","aiTitle":"First idea","sessionId":"x"}
+{"type":"custom-title","customTitle":"Named by me","sessionId":"x"}
+{"type":"ai-title","aiTitle":"Later idea","sessionId":"x"}
+not json`
+	if got, ok := agentstream.ParseSessionTitle(out); !ok || got != "Named by me" {
+		t.Errorf("ParseSessionTitle = %q, %v; want the custom title", got, ok)
+	}
+	if got, ok := agentstream.ParseSessionTitle(`{"type": "ai-title", "aiTitle": "Only AI"}`); !ok || got != "Only AI" {
+		t.Errorf("ParseSessionTitle = %q, %v; want the ai title", got, ok)
+	}
+	if _, ok := agentstream.ParseSessionTitle(""); ok {
+		t.Error("ParseSessionTitle of nothing found a title")
+	}
+}
+
+// TestImports keeps the architecture: the root package imports only the
+// standard library and the module's standard-library-only JSON scanner, and
+// adapters import nothing outside the module but the standard library.
+func TestImports(t *testing.T) {
+	check := func(dir string, allowed func(string) bool) {
+		pkg, err := build.ImportDir(dir, 0)
+		if err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		for _, imp := range pkg.Imports {
+			if !allowed(imp) {
+				t.Errorf("%s imports %s, which it must not", dir, imp)
+			}
+		}
+	}
+	std := func(p string) bool { return !strings.Contains(strings.Split(p, "/")[0], ".") }
+	const mod = "github.com/agentstream/agentstream"
+	check(".", func(p string) bool { return std(p) || p == mod+"/internal/jsonscan" })
+	check("internal/jsonscan", std)
+	for _, dir := range []string{"adapter", "adapter/claude", "adapter/jsonl", "adapter/text", "adapter/internal/fields"} {
+		check(dir, func(p string) bool { return std(p) || strings.HasPrefix(p, mod) && !strings.Contains(p, "/store") && !strings.Contains(p, "/web") && !strings.Contains(p, "/runner") && !strings.Contains(p, "/console") })
+	}
+}
