@@ -272,6 +272,8 @@ func TestImports(t *testing.T) {
 	check(".", func(p string) bool { return std(p) || p == mod+"/internal/jsonscan" })
 	check("internal/jsonscan", std)
 	for _, dir := range []string{"adapter", "adapter/claude", "adapter/jsonl", "adapter/text", "adapter/internal/fields"} {
-		check(dir, func(p string) bool { return std(p) || strings.HasPrefix(p, mod) && !strings.Contains(p, "/store") && !strings.Contains(p, "/web") && !strings.Contains(p, "/runner") && !strings.Contains(p, "/console") })
+		check(dir, func(p string) bool {
+			return std(p) || strings.HasPrefix(p, mod) && !strings.Contains(p, "/store") && !strings.Contains(p, "/web") && !strings.Contains(p, "/runner") && !strings.Contains(p, "/console")
+		})
 	}
 }
