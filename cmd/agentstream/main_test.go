@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/agentstream/agentstream"
+)
+
+const corpus = "../../../shared/corpus/"
+
+// binary is the agentstream command built once for the tests that need a
+// real process.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "agentstream-cmd")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "agentstream")
+	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	if err != nil {
+		panic("go build: " + err.Error() + "\n" + string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// runCLI runs the command in process.
+func runCLI(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(context.Background(), args, strings.NewReader(stdin), &o, &e)
+	return o.String(), e.String(), code
+}
+
+func TestNormalizeDeterministic(t *testing.T) {
+	file := corpus + "claude-code/tandemtechnology-bb-stdout-turn-tools.jsonl"
+	a, _, code := runCLI(t, "", "normalize", file)
+	b, _, code2 := runCLI(t, "", "normalize", file)
+	if code != 0 || code2 != 0 {
+		t.Fatalf("exit codes %d, %d", code, code2)
+	}
+	if a != b || a == "" {
+		t.Fatalf("two runs differ or are empty")
+	}
+	data, _ := os.ReadFile(file)
+	c, _, _ := runCLI(t, string(data), "normalize", "-")
+	if c != a {
+		t.Errorf("stdin and file give different bytes")
+	}
+	for i, line := range strings.Split(strings.TrimSpace(a), "\n") {
+		env, err := agentstream.ParseEnvelope([]byte(line))
+		if err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		if agentstream.IsLive(env.Type()) {
+			t.Errorf("line %d: live %s written without --live", i+1, env.Type())
+		}
+		if !strings.HasPrefix(env.Session, "s_") || len(env.Session) != 28 {
+			t.Errorf("derived session id %q", env.Session)
+		}
+	}
+	live, _, _ := runCLI(t, "", "normalize", "--live", "--session", "mine", file)
+	if !strings.Contains(live, `"type":"message.delta"`) || !strings.Contains(live, `"session":"mine"`) {
+		t.Errorf("--live --session output lacks deltas or the session id")
+	}
+}
+
+func TestNormalizeExitCodes(t *testing.T) {
+	tests := []struct {
+		name  string
+		stdin string
+		args  []string
+		code  int
+	}{
+		{"garbage is not an error", "\x00\xff not json\n{\"type\":\n[1,2]\n", []string{"normalize", "--protocol", "claude-json"}, 0},
+		{"unknown protocol", "", []string{"normalize", "--protocol", "nope"}, 2},
+		{"bad flag", "", []string{"normalize", "--frobnicate"}, 2},
+		{"missing file", "", []string{"normalize", "/no/such/file.jsonl"}, 1},
+		{"unknown command", "", []string{"frobnicate"}, 2},
+		{"help", "", []string{"normalize", "-h"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, code := runCLI(t, tt.stdin, tt.args...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d (stderr %q)", code, tt.code, stderr)
+			}
+		})
+	}
+}
+
+func TestNormalizeBadInputGivesValidJSON(t *testing.T) {
+	in := "\ufeff{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"\\ud800 lone\"}]}}\n" +
+		strings.Repeat("[", 200000) + strings.Repeat("]", 200000) + "\n" +
+		"{\"type\":\"result\",\"num_turns\":1e999,\"type\":\"result\"}\n" +
+		"\x00\x01\x02\xff\xfe binary\n" +
+		"{\"type\":\"user\",\"message\":{\"content\":\"truncated at EOF"
+	out, _, code := runCLI(t, in, "normalize", "--protocol", "claude-json")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) < 4 {
+		t.Fatalf("got %d envelopes, want at least one per line:\n%s", len(lines), out)
+	}
+	for i, l := range lines {
+		if _, err := agentstream.ParseEnvelope([]byte(l)); err != nil {
+			t.Errorf("envelope %d invalid: %v", i+1, err)
+		}
+	}
+	if !strings.Contains(out, `"text":"\ufffd lone"`) && !strings.Contains(out, "\ufffd lone") {
+		t.Errorf("lone surrogate not replaced:\n%s", lines[0])
+	}
+}
+
+func TestUsageCommand(t *testing.T) {
+	file := corpus + "claude-code/charlieyou-claude-agent-sdk-gleam-golden-basic-query.jsonl"
+	out, _, code := runCLI(t, "", "usage", file)
+	if code != 0 || !strings.Contains(out, "in 10") || !strings.Contains(out, "cost: $0.14") {
+		t.Errorf("usage (exit %d):\n%s", code, out)
+	}
+	events, _, _ := runCLI(t, "", "normalize", file)
+	out2, _, _ := runCLI(t, events, "usage")
+	if out2 != out {
+		t.Errorf("usage of envelopes differs from usage of native lines:\n%s\n%s", out, out2)
+	}
+	js, _, _ := runCLI(t, "", "usage", "--json", file)
+	if !strings.Contains(js, `"costUsd": 0.1354875`) || !strings.Contains(js, `"tokensFrom": "calls"`) {
+		t.Errorf("usage --json:\n%s", js)
+	}
+}
+
+// TestHugeLineBoundedMemory sends one 500 MB line through the real command
+// and checks that its peak resident memory stays under 64 MB.
+func TestHugeLineBoundedMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("500 MB through a pipe")
+	}
+	const size = 500 << 20
+	cmd := exec.Command(binary, "normalize", "--protocol", "claude-json")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		head := `{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t","content":"`
+		io.WriteString(stdin, head)
+		chunk := bytes.Repeat([]byte("data é "), 1<<16)
+		for n := len(head); n < size; n += len(chunk) {
+			stdin.Write(chunk)
+		}
+		io.WriteString(stdin, "\"}]}}\n{\"type\":\"result\",\"subtype\":\"success\",\"result\":\"after\"}\n")
+		stdin.Close()
+	}()
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024
+	t.Logf("peak RSS %d MB for a %d MB line", rss>>20, size>>20)
+	if rss > 64<<20 {
+		t.Errorf("peak RSS %d MB, want under 64 MB", rss>>20)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) < 2 || !strings.Contains(lines[0], `"reason":"oversized"`) || !strings.Contains(lines[len(lines)-1], `"summary":"after"`) {
+		t.Errorf("want raw oversized then the result; got %d lines, first %.200s", len(lines), lines[0])
+	}
+}
