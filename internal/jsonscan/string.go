@@ -1,0 +1,495 @@
+package jsonscan
+
+import (
+	"bytes"
+	"math/bits"
+	"unicode/utf8"
+)
+
+const replacement = "\uFFFD"
+
+// stringContent checks that v, without surrounding whitespace, is exactly
+// one JSON string and returns the bytes between its quotes and whether they
+// contain an escape.
+func stringContent(v []byte) (content []byte, esc, ok bool) {
+	v = TrimSpace(v)
+	if len(v) < 2 || v[0] != '"' {
+		return nil, false, false
+	}
+	end, esc, code := scanString(v, 0)
+	if code != errNone || end != len(v) {
+		return nil, false, false
+	}
+	return v[1 : end-1], esc, true
+}
+
+// decodeEscape decodes the escape sequence at the start of s (s[0] is a
+// backslash of validated content). It returns the rune and the number of
+// bytes consumed: a high surrogate followed by a low surrogate escape is
+// combined, any other surrogate becomes U+FFFD.
+func decodeEscape(s []byte) (rune, int) {
+	if len(s) < 2 {
+		return utf8.RuneError, len(s)
+	}
+	switch s[1] {
+	case 'u':
+		r := hex4(s, 2)
+		switch {
+		case r < 0:
+			return utf8.RuneError, min(len(s), 6)
+		case r < 0xD800 || r >= 0xE000:
+			return r, 6
+		case r < 0xDC00 && len(s) >= 12 && s[6] == '\\' && s[7] == 'u':
+			if r2 := hex4(s, 8); r2 >= 0xDC00 && r2 < 0xE000 {
+				return 0x10000 + (r-0xD800)<<10 + (r2 - 0xDC00), 12
+			}
+		}
+		return utf8.RuneError, 6
+	case 'b':
+		return '\b', 2
+	case 'f':
+		return '\f', 2
+	case 'n':
+		return '\n', 2
+	case 'r':
+		return '\r', 2
+	case 't':
+		return '\t', 2
+	}
+	return rune(s[1]), 2
+}
+
+// escapeLen returns the number of bytes decodeEscape would consume at s[i:].
+func escapeLen(s []byte, i int) int {
+	if i+1 >= len(s) {
+		return len(s) - i
+	}
+	if s[i+1] != 'u' {
+		return 2
+	}
+	if r := hex4(s, i+2); r >= 0xD800 && r < 0xDC00 && i+12 <= len(s) && s[i+6] == '\\' && s[i+7] == 'u' {
+		if r2 := hex4(s, i+8); r2 >= 0xDC00 && r2 < 0xE000 {
+			return 12
+		}
+	}
+	return min(6, len(s)-i)
+}
+
+// appendUTF8 appends s, replacing each byte that does not belong to a
+// well-formed UTF-8 sequence with U+FFFD.
+func appendUTF8(dst, s []byte) []byte {
+	if utf8.Valid(s) {
+		return append(dst, s...)
+	}
+	start := 0
+	for i := 0; i < len(s); {
+		if s[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if n := runeLen(s, i); n > 0 {
+			i += n
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		dst = append(dst, replacement...)
+		i++
+		start = i
+	}
+	return append(dst, s[start:]...)
+}
+
+// AppendString appends the decoded value of the JSON string v (including its
+// quotes; surrounding whitespace is allowed) to dst. Invalid UTF-8 bytes and
+// unpaired surrogate escapes become U+FFFD, exactly as with encoding/json.
+// Raw control characters are passed through. If v is not a valid JSON
+// string, ok is false and dst is returned unchanged.
+func AppendString(dst, v []byte) (out []byte, ok bool) {
+	v = TrimSpace(v)
+	if len(v) < 2 || v[0] != '"' {
+		return dst, false
+	}
+	out, end := appendDecodedString(dst, v, 1)
+	if end != len(v) {
+		return dst, false
+	}
+	return out, true
+}
+
+// appendDecodedString decodes, validating it, the string content that
+// starts at data[p] and appends it to dst. It returns the index just past
+// the closing quote, or -1 if the string is malformed (dst's contents past
+// its original length are then unspecified).
+func appendDecodedString(dst, data []byte, p int) ([]byte, int) {
+	n := len(data)
+	q := -1 // position of a quote at or after p, once known
+	for {
+		// Find the next quote or backslash as scanString does.
+		start := p
+		found := false
+		for k := 0; k < 4 && p+8 <= n; k++ {
+			x := load64(data, p)
+			if m := eqMask(x, '"') | eqMask(x, '\\'); m != 0 {
+				p += firstByte(m)
+				found = true
+				break
+			}
+			p += 8
+		}
+		if !found {
+			if q < p {
+				j := bytes.IndexByte(data[p:], '"')
+				if j < 0 {
+					return dst, -1
+				}
+				q = p + j
+			}
+			if j := bytes.IndexByte(data[p:q], '\\'); j >= 0 {
+				p += j
+			} else {
+				p = q
+			}
+		}
+		if p > start {
+			dst = appendUTF8(dst, data[start:p])
+		}
+		if data[p] == '"' {
+			return dst, p + 1
+		}
+		if p+1 >= n {
+			return dst, -1
+		}
+		switch escLen[data[p+1]] {
+		case 2:
+		case 6:
+			if hex4(data, p+2) < 0 {
+				return dst, -1
+			}
+		default:
+			return dst, -1
+		}
+		r, k := decodeEscape(data[p:])
+		if r < utf8.RuneSelf {
+			dst = append(dst, byte(r))
+		} else {
+			dst = utf8.AppendRune(dst, r)
+		}
+		p += k
+	}
+}
+
+// String returns the decoded value of the JSON string v; see AppendString.
+func String(v []byte) (s string, ok bool) {
+	v = TrimSpace(v)
+	if len(v) < 2 || v[0] != '"' {
+		return "", false
+	}
+	if len(v) > 64 {
+		// Strings without escapes, common for long texts, need a single
+		// allocation and copy.
+		end, esc, code := scanString(v, 0)
+		if code != errNone || end != len(v) {
+			return "", false
+		}
+		if content := v[1 : end-1]; !esc && utf8.Valid(content) {
+			return string(content), true
+		}
+	}
+	var buf [128]byte
+	out := buf[:0]
+	if len(v) > len(buf) {
+		out = make([]byte, 0, len(v))
+	}
+	out, end := appendDecodedString(out, v, 1)
+	if end != len(v) {
+		return "", false
+	}
+	return string(out), true
+}
+
+// StringIs reports whether v is a JSON string whose decoded value equals s.
+// It does not allocate.
+func StringIs(v []byte, s string) bool {
+	content, esc, ok := stringContent(v)
+	return ok && equalDecoded(content, esc, s)
+}
+
+// equalDecoded reports whether the validated string content raw decodes to
+// s. esc tells whether raw contains a backslash.
+func equalDecoded(raw []byte, esc bool, s string) bool {
+	if !esc {
+		if string(raw) == s {
+			// Equal bytes decode to s only if they are valid UTF-8.
+			return utf8.ValidString(s)
+		}
+		// Without escapes the decoding is never shorter than raw, and it
+		// is longer only when raw has invalid UTF-8.
+		if len(s) <= len(raw) || utf8.Valid(raw) {
+			return false
+		}
+	}
+	for len(raw) > 0 {
+		if raw[0] == '\\' {
+			r, n := decodeEscape(raw)
+			raw = raw[n:]
+			var buf [utf8.UTFMax]byte
+			w := utf8.EncodeRune(buf[:], r)
+			if len(s) < w || s[:w] != string(buf[:w]) {
+				return false
+			}
+			s = s[w:]
+			continue
+		}
+		run := raw
+		if b := bytes.IndexByte(raw, '\\'); b >= 0 {
+			run = raw[:b]
+		}
+		raw = raw[len(run):]
+		if utf8.Valid(run) {
+			if len(s) < len(run) || s[:len(run)] != string(run) {
+				return false
+			}
+			s = s[len(run):]
+			continue
+		}
+		for i := 0; i < len(run); {
+			want := replacement
+			n := runeLen(run, i)
+			if n > 0 {
+				want = string(run[i : i+n])
+			} else {
+				n = 1
+			}
+			if len(s) < len(want) || s[:len(want)] != want {
+				return false
+			}
+			s = s[len(want):]
+			i += n
+		}
+	}
+	return len(s) == 0
+}
+
+// scanCount scans string content from data[p], which must be at the start
+// of a code point or escape, to the closing quote. It validates escapes as
+// scanString does and returns the index just past the closing quote and the
+// number of code points the content from p decodes to.
+func scanCount(data []byte, p int) (end, count int, code errCode) {
+	n := len(data)
+	q := -1 // position of a quote at or after p, once known
+	for {
+		// Find the next quote, backslash or non-ASCII byte: a few words at
+		// a time first, then with IndexByte for long runs.
+		found := false
+		for k := 0; k < 4 && p+8 <= n; k++ {
+			x := load64(data, p)
+			if m := eqMask(x, '"') | eqMask(x, '\\') | x&msbs; m != 0 {
+				f := firstByte(m)
+				p += f
+				count += f
+				found = true
+				break
+			}
+			p += 8
+			count += 8
+		}
+		if !found {
+			if q < p {
+				j := bytes.IndexByte(data[p:], '"')
+				if j < 0 {
+					return n, count, errEOF
+				}
+				q = p + j
+			}
+			seg := data[p:q]
+			j := bytes.IndexByte(seg, '\\')
+			if j >= 0 {
+				seg = seg[:j]
+			}
+			count += runeCount(seg)
+			if j < 0 {
+				return q + 1, count, errNone
+			}
+			p += j
+		}
+		switch c := data[p]; {
+		case c == '"':
+			return p + 1, count, errNone
+		case c == '\\':
+			if p+1 >= n {
+				return n, count, errEOF
+			}
+			count++
+			switch escLen[data[p+1]] {
+			case 2:
+				p += 2
+			case 6:
+				for k := p + 2; k < p+6; k++ {
+					if k >= n {
+						return n, count, errEOF
+					}
+					if hexVal[data[k]] < 0 {
+						return k, count, errHex
+					}
+				}
+				// A surrogate pair is one code point. The second escape
+				// is consumed here only if it is a well-formed low
+				// surrogate; otherwise the next round deals with it.
+				if r := hex4(data, p+2); r >= 0xD800 && r < 0xDC00 && p+12 <= n && data[p+6] == '\\' && data[p+7] == 'u' {
+					if r2 := hex4(data, p+8); r2 >= 0xDC00 && r2 < 0xE000 {
+						p += 6
+					}
+				}
+				p += 6
+			default:
+				return p + 1, count, errEscape
+			}
+		default:
+			// Non-ASCII: count the whole run of it here.
+			for p < n && data[p] >= utf8.RuneSelf {
+				if k := runeLen(data, p); k > 0 {
+					p += k
+				} else {
+					p++
+				}
+				count++
+			}
+		}
+	}
+}
+
+// runeCount returns the number of code points s decodes to when it has no
+// escapes, counting each byte outside a well-formed sequence as one.
+func runeCount(s []byte) int {
+	if !utf8.Valid(s) {
+		return utf8.RuneCount(s)
+	}
+	// Valid UTF-8: every byte but the continuation bytes starts a rune.
+	n := len(s)
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if x := load64(s, i); x&msbs != 0 {
+			n -= bits.OnesCount64(x &^ (x << 1) & msbs)
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i]&0xC0 == 0x80 {
+			n--
+		}
+	}
+	return n
+}
+
+// plainRun returns the index of the first byte in data[j:lim] that is a
+// quote, a backslash or non-ASCII, or lim if there is none.
+func plainRun(data []byte, j, lim int) int {
+	for j+8 <= lim {
+		x := load64(data, j)
+		if m := eqMask(x, '"') | eqMask(x, '\\') | x&msbs; m != 0 {
+			return j + firstByte(m)
+		}
+		j += 8
+	}
+	for j < lim {
+		if c := data[j]; c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			return j
+		}
+		j++
+	}
+	return lim
+}
+
+// AppendStringClip decodes at most max code points of the JSON string v into
+// dst, never splitting a code point or an escape sequence. total is the
+// number of code points of the whole decoded string (counted without
+// decoding the rest) and truncated reports total > max. A negative max is
+// treated as 0. If v is not a valid JSON string, ok is false and dst is
+// returned unchanged.
+func AppendStringClip(dst, v []byte, max int) (out []byte, total int, truncated bool, ok bool) {
+	v = TrimSpace(v)
+	if len(v) < 2 || v[0] != '"' {
+		return dst, 0, false, false
+	}
+	max = builtinMax(max, 0)
+	orig := len(dst)
+	fail := func() ([]byte, int, bool, bool) { return dst[:orig], 0, false, false }
+	if max >= len(v) {
+		// No string of len(v) bytes has more code points than that:
+		// decode it all in bulk and count the output.
+		out, end := appendDecodedString(dst, v, 1)
+		if end != len(v) {
+			return fail()
+		}
+		total = runeCount(out[orig:])
+		return out, total, false, true
+	}
+	// Decode the first max code points, validating as we go.
+	p, n := 1, 0
+	for n < max {
+		if p >= len(v) {
+			return fail()
+		}
+		switch c := v[p]; {
+		case c == '"':
+			if p+1 != len(v) {
+				return fail()
+			}
+			return dst, n, false, true
+		case c == '\\':
+			if p+1 >= len(v) {
+				return fail()
+			}
+			switch escLen[v[p+1]] {
+			case 2:
+			case 6:
+				if hex4(v, p+2) < 0 {
+					return fail()
+				}
+			default:
+				return fail()
+			}
+			r, k := decodeEscape(v[p:])
+			dst = utf8.AppendRune(dst, r)
+			p += k
+			n++
+		case c < utf8.RuneSelf:
+			lim := len(v)
+			if max-n < lim-p {
+				lim = p + max - n
+			}
+			j := plainRun(v, p+1, lim)
+			dst = append(dst, v[p:j]...)
+			n += j - p
+			p = j
+		default:
+			if k := runeLen(v, p); k > 0 {
+				dst = append(dst, v[p:p+k]...)
+				p += k
+			} else {
+				dst = append(dst, replacement...)
+				p++
+			}
+			n++
+		}
+	}
+	// Count the rest without decoding it.
+	end, rest, code := scanCount(v, p)
+	if code != errNone || end != len(v) {
+		return fail()
+	}
+	total = n + rest
+	return dst, total, total > max, true
+}
+
+// builtinMax is the max builtin, which AppendStringClip's parameter shadows.
+func builtinMax(a, b int) int { return max(a, b) }
+
+// StringClip is AppendStringClip returning a string.
+func StringClip(v []byte, max int) (s string, total int, truncated bool, ok bool) {
+	var buf [256]byte
+	out, total, truncated, ok := AppendStringClip(buf[:0], v, max)
+	if !ok {
+		return "", 0, false, false
+	}
+	return string(out), total, truncated, true
+}
