@@ -1,0 +1,60 @@
+// Package ui is the web timeline of agentstream: a small single-page
+// application, written as plain HTML, CSS and JavaScript with no build step,
+// embedded in the binary and served by [Handler] next to the JSON API.
+//
+// The pages read everything through the API (package web): the sessions list
+// from /api/sessions and the live /api/events/stream, a session from
+// /api/sessions/{id}, its events page by page from /api/sessions/{id}/events
+// and its live tail from /api/sessions/{id}/stream. The server-side part is
+// therefore only a file server with fixed routes and strict headers.
+//
+// # Untrusted text
+//
+// Everything a harness printed is untrusted. The scripts build the DOM with
+// createElement and textContent only; they never parse agent text as HTML and
+// put it into no attribute but data-* and title (never href or src). Message
+// text goes through a small Markdown subset implemented in static/markdown.js;
+// links are shown as their text followed by the URL as plain text, never as
+// clickable anchors, and images as "[image: alt]" and their URL, so the
+// timeline never loads anything an agent named. The Content-Security-Policy
+// that [Handler] sets forbids inline scripts and styles, so a mistake there
+// fails closed, and a test in this package fails if a script uses innerHTML,
+// outerHTML, insertAdjacentHTML, document.write or eval.
+//
+// # Live streams
+//
+// The pages read the server-sent-event endpoints with fetch and a small
+// text/event-stream parser (static/common.js) rather than EventSource: the
+// event names are the open-ended event types, which EventSource only delivers
+// to listeners registered by name, and fetch can send the Authorization
+// header, so the token never appears in a URL. A stream is resumed with
+// ?after=SEQ after a disconnect, a gap or an "event: resync", and closed on
+// "event: end".
+//
+// # DOM hooks for browser tests
+//
+// Sessions list (/): table#sessions with one tr.session[data-id][data-status]
+// per session (data-reason when ended), its link a.session-link; filters
+// select#filter-status and select#filter-harness, input#search (debounced,
+// sent as q); button#load-more (hidden when there is no next page); #error
+// shows API errors (#token-form when a token is needed).
+//
+// Session page (/sessions/{id}): #title, #status (span.status-<status>,
+// data-status, data-reason), #harness, #model, #cwd; #recap with #recap-input,
+// #recap-output, #recap-cache, #recap-cost (its item #recap-cost-item hidden
+// unless the cost was reported), #recap-turns, #recap-duration; #context
+// (data-tokens, data-window) with #context-fill and #context-text; checkbox
+// #show-raw; #timeline, the scrolling element, whose direct children between
+// #timeline-start and #timeline-end are the top-level events, followed by
+// #live-area. Every stored event is .event[data-seq][data-type][data-turn]
+// with id "e<seq>"; nested ones (subagent events, tool results) also have
+// .nested or sit inside their call. A tool call is .event.tool (.running
+// until its result, .done, .error, .denied; data-category), expanded by its
+// button .tool-toggle (the element gets .expanded) to show pre.tool-input and,
+// inside the result element .tool-result, pre.tool-output and
+// .truncated-note. Subagent events are in details.children of their call.
+// Streaming deltas are .streaming elements (no .event) in #live-area. Raw
+// events are hidden unless #show-raw is checked. A deep-linked or
+// keyboard-focused event has .highlight and the focus; button.source-btn on an
+// event shows its native line in pre.source-line.
+package ui

@@ -1,0 +1,1507 @@
+// The page of one session (/sessions/{id}, an event as /sessions/{id}#seq).
+//
+// The timeline holds one contiguous window of events [lo, hi], loaded page by
+// page: it opens at the tail (or around a deep-linked event), grows backwards
+// when the user scrolls near the top and forwards near the bottom, and, once
+// it reaches the latest event of a running session, follows the live stream.
+
+import {
+  api, apiText, openStream, h, icon, str, num, oneOf, fmtTokens, fmtInt, fmtCost,
+  fmtDuration, parseTime, fmtClock, fmtWhen, fmtFull, statusBadge, reasonLabel,
+  showError, throttle, STATUSES,
+} from './common.js';
+import { renderMarkdown } from './markdown.js';
+
+const PAGE = 200;
+const NEAR = 600; // px from an edge of the timeline that loads the next page
+
+const $ = (id) => document.getElementById(id);
+const timeline = $('timeline');
+const showRaw = $('show-raw');
+const expandAll = $('expand-all');
+const jumpBottom = $('jump-bottom');
+const pageStatus = $('page-status');
+const liveIndicator = $('live-indicator');
+
+const sessionId = (() => {
+  const rest = location.pathname.replace(/^\/sessions\//, '').replace(/\/+$/, '');
+  try { return decodeURIComponent(rest); } catch { return rest; }
+})();
+const base = '/api/sessions/' + encodeURIComponent(sessionId);
+
+const S = {
+  session: null,
+  gen: 0,            // bumped when the window is reset; stale responses are dropped
+  lo: null,          // first loaded seq
+  hi: 0,             // last loaded seq
+  atEnd: false,      // hi is the latest stored event
+  loadingBefore: false,
+  loadingAfter: false,
+  stick: true,       // the user is at the bottom: follow new events
+  calls: new Map(),  // callId -> ToolView
+  orphans: new Map(), // callId -> {result: {ev, el} | null, children: [el]}
+  stream: null,
+  queue: [],
+  flushTimer: null,
+  newBelow: 0,
+  context: { seq: 0, tokens: null, window: null, windowSeq: 0 },
+  plan: { seq: 0, el: null, done: 0, total: 0 },
+  liveEls: new Map(), // key -> streaming element
+  applyingLive: false, // rendering events that arrived on the stream
+  highlighted: null,
+};
+
+// Timeline skeleton: [start edge] events… [end edge] [live area].
+const startEdge = h('div', { class: 'timeline-edge timeline-start', id: 'timeline-start' });
+const endEdge = h('div', { class: 'timeline-edge timeline-end', id: 'timeline-end' });
+const liveArea = h('div', { class: 'live-area', id: 'live-area' });
+
+// ---- categories and icons (path data written here, not from events) ----
+
+const CATEGORIES = ['read', 'edit', 'delete', 'move', 'search', 'execute', 'fetch', 'think', 'delegate', 'plan', 'ask', 'mcp', 'other'];
+const ICONS = {
+  read: 'M4 1.5h5.5L13 5v9.5H4z M9 1.5V5h4 M6 8h5 M6 11h5',
+  edit: 'M2.5 13.5l.8-3.2 7.9-7.9a1.4 1.4 0 0 1 2 0l.4.4a1.4 1.4 0 0 1 0 2l-7.9 7.9z M9.7 3.9l2.4 2.4',
+  delete: 'M2.5 4h11 M6 4V2.5h4V4 M4 4l.8 10h6.4L12 4 M6.7 6.5v5 M9.3 6.5v5',
+  move: 'M1.5 8h11 M9 4.5L12.5 8 9 11.5',
+  search: 'M11 7a4 4 0 1 1-8 0 4 4 0 0 1 8 0z M10 10l4 4',
+  execute: 'M1.5 2.5h13v11h-13z M4 6l2.2 2L4 10 M8 10.5h4',
+  fetch: 'M14.5 8a6.5 6.5 0 1 1-13 0 6.5 6.5 0 0 1 13 0z M1.5 8h13 M8 1.5c2.2 2 2.2 11 0 13 M8 1.5c-2.2 2-2.2 11 0 13',
+  think: 'M6 12.5h4 M6.5 14.5h3 M8 1.5a4.2 4.2 0 0 0-2.6 7.5c.4.3.6.8.6 1.3v.7h4v-.7c0-.5.2-1 .6-1.3A4.2 4.2 0 0 0 8 1.5z',
+  delegate: 'M8 7a2.5 2.5 0 1 0 0-5 2.5 2.5 0 0 0 0 5z M3 14.5c0-3 2.2-5 5-5s5 2 5 5',
+  plan: 'M2 4l1.5 1.5L6 3 M8.5 4.2h6 M2 10.5L3.5 12 6 9.5 M8.5 10.8h6',
+  ask: 'M14.5 8a6.5 6.5 0 1 1-13 0 6.5 6.5 0 0 1 13 0z M6 6.2a2 2 0 1 1 2.8 1.8c-.5.3-.8.7-.8 1.3v.4 M8 11.6v.4',
+  mcp: 'M5.5 1.5v4 M10.5 1.5v4 M3.5 5.5h9v2a4.5 4.5 0 0 1-9 0z M8 12v2.5',
+  other: 'M10 8a2 2 0 1 1-4 0 2 2 0 0 1 4 0z M8 1.5v2.5 M8 12v2.5 M1.5 8H4 M12 8h2.5',
+};
+const CHEVRON = 'M6 3.5L10.5 8 6 12.5';
+
+// ---- small builders ----
+
+function envTime(ev) {
+  return parseTime(ev.ts);
+}
+
+// shell is the element of one stored event: div.event[data-seq][data-type]#e<seq>.
+function shell(ev, cls) {
+  const el = h('div', { class: 'event' + (cls ? ' ' + cls : ''), tabindex: '-1' });
+  if (num(ev.seq) !== null) {
+    el.id = 'e' + ev.seq;
+    el.dataset.seq = String(ev.seq);
+  }
+  el.dataset.type = str(ev.type);
+  el.dataset.turn = String(num(ev.turn) ?? 0);
+  if (ev.origin === 'replay') el.classList.add('replay');
+  if (ev.parentCallId) el.dataset.parent = str(ev.parentCallId);
+  return el;
+}
+
+// meta is the right-hand side of an event line: badges, time, #seq, source.
+function meta(ev, ...badges) {
+  const m = h('span', { class: 'event-meta' });
+  for (const b of badges) if (b) m.append(b);
+  if (ev.origin === 'replay') m.append(badge('replay', 'badge-dim', 'history re-sent by the harness'));
+  const t = envTime(ev);
+  if (t) m.append(h('time', { class: 'ts', datetime: t.toISOString(), title: fmtFull(t), text: fmtClock(t) }));
+  if (num(ev.seq) !== null) {
+    m.append(h('a', { class: 'seq-link', href: '#' + ev.seq, title: 'Link to this event' + (t ? ' · ' + fmtFull(t) : ''), text: '#' + ev.seq }));
+  }
+  const src = ev.source;
+  if (src && num(src.line) !== null && src.line >= 1) {
+    const stream = oneOf(src.stream, ['stdout', 'stderr'], 'stdout');
+    m.append(h('button', {
+      type: 'button', class: 'source-btn', title: 'Show native line ' + src.line + ' (' + stream + ')',
+      dataset: { line: String(src.line), stream }, text: 'source',
+    }));
+  }
+  return m;
+}
+
+function badge(text, cls, title) {
+  return h('span', { class: 'badge' + (cls ? ' ' + cls : ''), text, title });
+}
+
+function truncNote(p, what) {
+  if (p.truncated !== true) return null;
+  const n = num(p.characters);
+  return h('p', {
+    class: 'truncated-note',
+    text: n !== null ? 'truncated — ' + n + ' characters in all' : 'truncated — ' + (what || 'the text') + ' was clipped to 8,000 characters',
+  });
+}
+
+function prettyJSON(s) {
+  if (typeof s !== 'string') return str(s === undefined ? null : JSON.stringify(s, null, 2));
+  try { return JSON.stringify(JSON.parse(s), null, 2); } catch { return s; }
+}
+
+function line(ev, cls, label, text, ...extra) {
+  const el = shell(ev, 'line ' + cls);
+  const body = h('span', { class: 'line-body' });
+  if (label) body.append(h('span', { class: 'line-label', text: label }));
+  if (text) body.append(h('span', { class: 'line-text', text }));
+  for (const x of extra) if (x) body.append(x);
+  el.append(h('div', { class: 'event-head' }, body, meta(ev)));
+  return el;
+}
+
+function detailsBlock(summary, content, open) {
+  const d = h('details', { class: 'more' });
+  if (open) d.open = true;
+  d.append(h('summary', { text: summary }), content);
+  return d;
+}
+
+// ---- tool calls ----
+
+class ToolView {
+  constructor(ev) {
+    const p = ev.payload || {};
+    this.ev = ev;
+    this.callId = str(p.callId);
+    this.category = oneOf(p.category, CATEGORIES, 'other');
+    this.expanded = false;
+    this.inputDone = false;
+    this.result = null;
+    this.children = null;
+    this.childCount = 0;
+    this.liveOut = null;
+
+    const el = shell(ev, 'tool running');
+    el.dataset.category = this.category;
+    if (this.callId) el.dataset.callId = this.callId;
+    this.el = el;
+
+    this.state = h('span', { class: 'tool-state', text: pendingText() });
+    const toggle = h('button', { type: 'button', class: 'tool-toggle', 'aria-expanded': 'false', title: 'Show input and output' },
+      icon(CHEVRON, 'chevron'),
+      h('span', { class: 'tool-icon', title: this.category, dataset: { category: this.category } }, icon(ICONS[this.category])),
+      h('span', { class: 'tool-name', text: str(p.name) || 'tool' }),
+      h('span', { class: 'tool-summary', text: str(p.summary) }),
+    );
+    if (p.summary) toggle.querySelector('.tool-summary').title = str(p.summary);
+    this.head = h('div', { class: 'event-head tool-head' }, toggle, h('span', { class: 'tool-side' }, this.state, meta(ev)));
+    this.body = h('div', { class: 'tool-body', hidden: true });
+    this.inputBox = h('div', { class: 'tool-section tool-input-section' });
+    this.body.append(this.inputBox);
+    el.append(this.head, this.body);
+    el._tool = this;
+    if (expandAll.checked) this.setExpanded(true);
+  }
+
+  setExpanded(on) {
+    this.expanded = on;
+    this.el.classList.toggle('expanded', on);
+    this.body.hidden = !on;
+    this.head.querySelector('.tool-toggle').setAttribute('aria-expanded', String(on));
+    if (on && !this.inputDone) {
+      this.inputDone = true;
+      const p = this.ev.payload || {};
+      this.inputBox.append(
+        h('div', { class: 'section-label', text: 'input' }),
+        h('pre', { class: 'tool-input', text: prettyJSON(p.input) }),
+      );
+      const note = truncNote({ truncated: p.truncated }, 'the input');
+      if (note) this.inputBox.append(note);
+    }
+  }
+
+  setResult(ev, el) {
+    const p = ev.payload || {};
+    this.result = ev;
+    el.classList.remove('standalone');
+    this.el.classList.remove('running');
+    this.el.classList.toggle('error', p.isError === true);
+    this.el.classList.add('done');
+    this.liveOut?.remove();
+    this.liveOut = null;
+    this.body.append(el);
+    const parts = [];
+    const code = num(p.exitCode);
+    if (p.isError === true) parts.push('error');
+    if (code !== null) parts.push('exit ' + code);
+    const t0 = envTime(this.ev);
+    const t1 = envTime(ev);
+    if (t0 && t1 && t1 >= t0) parts.push(fmtDuration(t1 - t0));
+    if (!parts.length) parts.push('done');
+    this.state.textContent = parts.join(' · ');
+    this.state.classList.toggle('state-error', p.isError === true || (code !== null && code !== 0));
+  }
+
+  markDenied(reason) {
+    this.el.classList.remove('running');
+    this.el.classList.add('denied', 'error');
+    this.state.textContent = 'denied';
+    if (reason) this.state.title = reason;
+  }
+
+  addLiveOutput(p) {
+    if (this.result) return;
+    if (!this.liveOut) {
+      this.liveText = h('pre', { class: 'tool-live-output' });
+      this.liveOut = h('div', { class: 'tool-section tool-live' }, h('div', { class: 'section-label', text: 'output so far' }), this.liveText);
+      this.body.append(this.liveOut);
+    }
+    const span = h('span', { class: p.channel === 'stderr' ? 'out-stderr' : 'out-stdout', text: str(p.text) });
+    this.liveText.append(span);
+    this.state.textContent = 'running…';
+  }
+
+  addChild(el) {
+    if (!this.children) {
+      this.childSummary = h('summary', { class: 'children-summary' });
+      this.childList = h('div', { class: 'children-list' });
+      // open by default; the summary line keeps the latest event in view when closed
+      this.children = h('details', { class: 'children', open: true }, this.childSummary, this.childList);
+      this.el.append(this.children);
+    }
+    el.classList.add('nested');
+    el.classList.remove('orphan');
+    this.childList.append(el);
+    this.childCount++;
+    this.childSummary.replaceChildren(
+      h('span', { class: 'children-count', text: this.childCount + (this.childCount === 1 ? ' event' : ' events') + ' from the subagent' }),
+      h('span', { class: 'children-latest', text: describe(el) }),
+    );
+  }
+}
+
+// pendingText is the state of a call without a result: running while the
+// session runs, else it never got one.
+function pendingText() {
+  return !S.session || S.session.status === 'running' ? 'running' : 'no result';
+}
+
+// describe is a one-line label of a rendered event, for summaries.
+function describe(el) {
+  const type = el.dataset.type;
+  if (type === 'tool.call') {
+    const n = el.querySelector('.tool-name')?.textContent || '';
+    const s = el.querySelector('.tool-summary')?.textContent || '';
+    return n + (s ? ': ' + s : '');
+  }
+  const t = el.querySelector('.md, .line-text, .thinking-preview');
+  const text = (t ? t.textContent : type).replace(/\s+/g, ' ').trim();
+  return text.length > 120 ? text.slice(0, 119) + '…' : text;
+}
+
+function resultElement(ev) {
+  const p = ev.payload || {};
+  const el = shell(ev, 'tool-result standalone');
+  if (p.isError === true) el.classList.add('error');
+  const code = num(p.exitCode);
+  // The head is shown only while the call is not loaded (the element is standalone).
+  el.append(h('div', { class: 'event-head result-head' },
+    h('span', { class: 'line-body' },
+      h('span', { class: 'line-label', text: 'result' }),
+      h('span', { class: 'line-text', text: (str(p.name) || 'tool') + ' (call not loaded)' })),
+    meta(ev)));
+  const label = h('div', { class: 'section-label' }, h('span', { text: p.isError === true ? 'output (error)' : 'output' }));
+  if (code !== null) label.append(badge('exit ' + code, code === 0 ? 'badge-ok' : 'badge-bad'));
+  label.append(meta(ev));
+  el.append(label);
+  const out = str(p.output);
+  el.append(h('pre', { class: 'tool-output' + (out ? '' : ' empty'), text: out || '(no output)' }));
+  const note = truncNote(p, 'the output');
+  if (note) el.append(note);
+  return el;
+}
+
+// ---- renderers by type ----
+
+const ROLES = ['assistant', 'user', 'system'];
+
+function renderMessage(ev) {
+  const p = ev.payload || {};
+  const role = oneOf(p.role, ROLES, 'other');
+  const el = shell(ev, 'message');
+  el.dataset.role = role;
+  const badges = [];
+  if (p.partial === true) badges.push(badge('partial', 'badge-warn', 'the stream ended before the complete message'));
+  if (typeof p.mode === 'string' && p.mode) badges.push(badge(p.mode, 'badge-dim', 'sent while a turn was running'));
+  el.append(h('div', { class: 'event-head' }, h('span', { class: 'role', text: str(p.role) || 'message' }), meta(ev, ...badges)));
+  el.append(renderMarkdown(str(p.text)));
+  const note = truncNote(p, 'the message');
+  if (note) el.append(note);
+  return el;
+}
+
+function renderThinking(ev) {
+  const p = ev.payload || {};
+  const el = shell(ev, 'thinking');
+  const text = str(p.text);
+  const d = h('details', { class: 'thinking-details' });
+  const sum = h('summary', { class: 'event-head' });
+  const label = h('span', { class: 'line-body' }, h('span', { class: 'line-label', text: p.redacted === true ? 'thinking (redacted)' : 'thinking' }));
+  if (p.redacted === true) {
+    el.classList.add('redacted');
+    label.append(h('span', { class: 'thinking-preview', text: 'the harness hid this reasoning' }));
+  } else {
+    const firstLine = text.replace(/\s+/g, ' ').trim();
+    label.append(h('span', { class: 'thinking-preview', text: firstLine.length > 140 ? firstLine.slice(0, 139) + '…' : firstLine }));
+  }
+  sum.append(label, meta(ev, p.partial === true ? badge('partial', 'badge-warn') : null));
+  d.append(sum);
+  if (p.redacted !== true || text) {
+    d.append(h('div', { class: 'thinking-text', text }));
+    const note = truncNote(p, 'the reasoning');
+    if (note) d.append(note);
+  }
+  el.append(d);
+  return el;
+}
+
+const PLAN_MARKS = { completed: '✓', in_progress: '◐', pending: '○', cancelled: '✕' };
+
+function renderPlan(ev) {
+  const p = ev.payload || {};
+  const steps = Array.isArray(p.steps) ? p.steps : [];
+  const done = steps.filter((s) => s && s.status === 'completed').length;
+  const el = shell(ev, 'plan');
+  const d = h('details', { class: 'plan-details', open: true });
+  const sum = h('summary', { class: 'event-head' },
+    h('span', { class: 'line-body' },
+      h('span', { class: 'line-label', text: 'plan' }),
+      h('span', { class: 'line-text', text: done + ' of ' + steps.length + ' done' }),
+      h('span', { class: 'plan-superseded-note', text: 'updated later' })),
+    meta(ev));
+  const ul = h('ul', { class: 'plan-steps' });
+  for (const s of steps) {
+    const status = oneOf(s && s.status, Object.keys(PLAN_MARKS), 'pending');
+    ul.append(h('li', { class: 'step', dataset: { status } },
+      h('span', { class: 'step-mark', 'aria-hidden': 'true', text: PLAN_MARKS[status] }),
+      h('span', { class: 'step-text', text: str(s && s.text) }),
+      h('span', { class: 'visually-hidden', text: ' (' + status.replace('_', ' ') + ')' })));
+  }
+  d.append(sum, ul);
+  el.append(d);
+  const seq = num(ev.seq) ?? 0;
+  if (seq >= S.plan.seq) {
+    if (S.plan.el) supersede(S.plan.el);
+    S.plan = { seq, el, done, total: steps.length };
+    updatePlanChip();
+  } else {
+    supersede(el);
+  }
+  return el;
+}
+
+function supersede(el) {
+  el.classList.add('superseded');
+  const d = el.querySelector('details');
+  if (d) d.open = false;
+}
+
+function updatePlanChip() {
+  const chip = $('plan-chip');
+  if (!S.plan.el) { chip.hidden = true; return; }
+  chip.hidden = false;
+  chip.textContent = 'plan ' + S.plan.done + '/' + S.plan.total;
+}
+
+function diffView(diff) {
+  const pre = h('pre', { class: 'diff' });
+  const lines = diff.replace(/\n$/, '').split('\n');
+  const max = 4000;
+  for (const l of lines.slice(0, max)) {
+    let cls = 'd-ctx';
+    if (l.startsWith('+++') || l.startsWith('---') || l.startsWith('diff ') || l.startsWith('index ')) cls = 'd-meta';
+    else if (l.startsWith('@@')) cls = 'd-hunk';
+    else if (l.startsWith('+')) cls = 'd-add';
+    else if (l.startsWith('-')) cls = 'd-del';
+    else if (l.startsWith('\\')) cls = 'd-meta';
+    pre.append(h('span', { class: 'd-line ' + cls, text: l + '\n' }));
+  }
+  if (lines.length > max) pre.append(h('span', { class: 'd-line d-meta', text: '… ' + (lines.length - max) + ' more lines' }));
+  return pre;
+}
+
+function renderFileChange(ev) {
+  const p = ev.payload || {};
+  const changes = Array.isArray(p.changes) ? p.changes : [];
+  const el = shell(ev, 'file-change');
+  el.append(h('div', { class: 'event-head' },
+    h('span', { class: 'line-body' },
+      h('span', { class: 'line-label', text: 'files' }),
+      h('span', { class: 'line-text', text: changes.length === 1 ? str(changes[0] && changes[0].path) : changes.length + ' files changed' })),
+    meta(ev)));
+  for (const c of changes) {
+    if (!c) continue;
+    const kind = oneOf(c.kind, ['add', 'modify', 'delete', 'rename'], 'modify');
+    const head = h('div', { class: 'change-head' },
+      h('span', { class: 'change-kind', dataset: { kind }, text: str(c.kind) || 'change' }),
+      h('span', { class: 'change-path', text: str(c.path) }));
+    if (c.movePath) head.append(h('span', { class: 'change-move', text: ' → ' + str(c.movePath) }));
+    const box = h('div', { class: 'change' }, head);
+    if (typeof c.diff === 'string' && c.diff) {
+      let add = 0;
+      let del = 0;
+      for (const l of c.diff.split('\n')) {
+        if (l.startsWith('+') && !l.startsWith('+++')) add++;
+        else if (l.startsWith('-') && !l.startsWith('---')) del++;
+      }
+      head.append(h('span', { class: 'change-stat' }, h('span', { class: 'stat-add', text: '+' + add }), ' ', h('span', { class: 'stat-del', text: '−' + del })));
+      box.append(diffView(c.diff));
+    }
+    el.append(box);
+  }
+  return el;
+}
+
+function usageText(p) {
+  const parts = [];
+  if (p.scope === 'call') parts.push('call' + (p.model ? ' · ' + str(p.model) : ''));
+  else if (p.scope === 'session') parts.push('session total');
+  parts.push('in ' + fmtTokens(p.inputTokens), 'out ' + fmtTokens(p.outputTokens));
+  if (num(p.cacheReadTokens) !== null) parts.push('cache read ' + fmtTokens(p.cacheReadTokens));
+  if (num(p.cacheCreationTokens) !== null) parts.push('cache write ' + fmtTokens(p.cacheCreationTokens));
+  if (num(p.reasoningTokens) !== null) parts.push('reasoning ' + fmtTokens(p.reasoningTokens));
+  if (num(p.contextTokens) !== null) parts.push('context ' + fmtTokens(p.contextTokens));
+  const cost = fmtCost(p.costUsd);
+  if (cost) parts.push(cost);
+  if (num(p.turns) !== null) parts.push(p.turns + (p.turns === 1 ? ' turn' : ' turns'));
+  if (num(p.durationMs) !== null) parts.push(fmtDuration(p.durationMs));
+  return parts.join(' · ');
+}
+
+function renderUsage(ev) {
+  const p = ev.payload || {};
+  noteContext(ev);
+  return line(ev, 'usage small', 'usage', usageText(p));
+}
+
+function renderSessionStarted(ev) {
+  const p = ev.payload || {};
+  noteContext(ev);
+  const parts = [];
+  if (p.harness) parts.push(str(p.harness) + (p.version ? ' ' + str(p.version) : ''));
+  if (p.model) parts.push(str(p.model));
+  if (p.cwd) parts.push(str(p.cwd));
+  if (p.permissionMode) parts.push('permissions: ' + str(p.permissionMode));
+  if (num(p.contextWindow) !== null) parts.push('context window ' + fmtTokens(p.contextWindow));
+  const el = line(ev, 'sys session-started', 'session started', parts.join(' · '));
+  if (Array.isArray(p.tools) && p.tools.length) {
+    el.append(detailsBlock(p.tools.length + ' tools', h('div', { class: 'tool-list', text: p.tools.map(str).join(', ') })));
+  }
+  return el;
+}
+
+function renderSessionUpdated(ev) {
+  const p = ev.payload || {};
+  const parts = [];
+  for (const k of ['model', 'permissionMode', 'mode', 'cwd']) if (p[k] !== null && p[k] !== undefined) parts.push(k + ' → ' + str(p[k]));
+  for (const k of ['tools', 'commands']) if (Array.isArray(p[k])) parts.push(p[k].length + ' ' + k);
+  return line(ev, 'sys small', 'session updated', parts.join(' · ') || 'no change');
+}
+
+function renderEnded(ev) {
+  const p = ev.payload || {};
+  const status = oneOf(p.status, ['succeeded', 'failed', 'cancelled'], 'unknown');
+  const el = shell(ev, 'ended');
+  el.dataset.status = status;
+  const words = ['session ' + (str(p.status) || 'ended')];
+  const r = reasonLabel(p.reason);
+  if (r) words.push(r);
+  if (p.stopReason) words.push('stop reason: ' + str(p.stopReason));
+  el.append(h('div', { class: 'event-head' },
+    h('span', { class: 'line-body' },
+      h('span', { class: 'ended-mark', 'aria-hidden': 'true', text: status === 'succeeded' ? '✓' : status === 'failed' ? '✕' : '■' }),
+      h('span', { class: 'line-text', text: words.join(' · ') })),
+    meta(ev)));
+  if (p.error) el.append(h('pre', { class: 'ended-error', text: str(p.error) }));
+  if (p.summary) el.append(detailsBlock('final summary', renderMarkdown(str(p.summary))));
+  return el;
+}
+
+function renderBackground(ev) {
+  const p = ev.payload || {};
+  const st = str(p.status);
+  const cls = st === 'failed' ? 'bad' : st === 'completed' ? 'ok' : 'dim';
+  const el = line(ev, 'background ' + cls, 'background ' + (str(p.kind) || 'task'),
+    [st, str(p.description)].filter(Boolean).join(': '));
+  if (p.summary) el.append(detailsBlock('summary', renderMarkdown(str(p.summary))));
+  return el;
+}
+
+function renderDenied(ev) {
+  const p = ev.payload || {};
+  const view = S.calls.get(str(p.callId));
+  if (view) view.markDenied(str(p.reason));
+  return line(ev, 'warn', 'denied', (str(p.name) || 'tool') + (p.reason ? ': ' + str(p.reason) : ''));
+}
+
+function renderPermission(ev) {
+  const p = ev.payload || {};
+  const el = line(ev, 'ask', 'permission', 'requested for ' + (str(p.name) || 'a tool'));
+  if (Array.isArray(p.options) && p.options.length) {
+    el.append(h('div', { class: 'options' }, ...p.options.map((o) => h('span', { class: 'option', title: str(o && o.kind), text: str(o && (o.label || o.id)) }))));
+  }
+  if (p.input) el.append(detailsBlock('input', h('pre', { class: 'code-box', text: prettyJSON(p.input) })));
+  return el;
+}
+
+function renderQuestion(ev) {
+  const p = ev.payload || {};
+  const qs = Array.isArray(p.questions) ? p.questions : [];
+  const el = line(ev, 'ask', 'question', qs.length === 1 ? '' : qs.length + ' questions');
+  for (const q of qs) {
+    if (!q) continue;
+    const box = h('div', { class: 'question' });
+    if (q.header) box.append(h('div', { class: 'question-header', text: str(q.header) }));
+    box.append(h('div', { class: 'question-text', text: str(q.question) }));
+    if (Array.isArray(q.options) && q.options.length) {
+      const ul = h('ul', { class: 'question-options' + (q.multiSelect ? ' multi' : '') });
+      for (const o of q.options) {
+        if (!o) continue;
+        ul.append(h('li', {}, h('span', { class: 'option-label', text: str(o.label) }), o.description ? h('span', { class: 'option-desc', text: ' — ' + str(o.description) }) : null));
+      }
+      box.append(ul);
+    }
+    el.append(box);
+  }
+  return el;
+}
+
+function renderResolved(ev) {
+  const p = ev.payload || {};
+  const outcome = str(p.outcome) || 'resolved';
+  const cls = outcome === 'denied' || outcome === 'cancelled' ? 'warn' : 'dim';
+  const answer = p.answer === null || p.answer === undefined ? '' : str(p.answer);
+  return line(ev, 'resolved ' + cls, 'request ' + outcome, (p.auto === true ? 'by policy' : '') + (answer ? (p.auto === true ? ': ' : '') + answer : ''));
+}
+
+function renderError(ev) {
+  const p = ev.payload || {};
+  const label = 'error' + (p.errorType ? ' (' + str(p.errorType) + ')' : '');
+  return line(ev, 'bad', label, str(p.message), p.recoverable === true ? badge('recoverable', 'badge-dim') : null);
+}
+
+function renderRetry(ev) {
+  const p = ev.payload || {};
+  const a = num(p.attempt);
+  const max = num(p.maxRetries);
+  const parts = [];
+  if (a !== null) parts.push('attempt ' + a + (max !== null ? ' of ' + max : ''));
+  if (num(p.delayMs) !== null) parts.push('in ' + fmtDuration(p.delayMs));
+  if (p.status !== null && p.status !== undefined) parts.push('HTTP ' + str(p.status));
+  if (p.error) parts.push(str(p.error));
+  return line(ev, 'warn', 'retry', parts.join(' · '));
+}
+
+function renderQuota(ev) {
+  const p = ev.payload || {};
+  const parts = [];
+  if (p.message) parts.push(str(p.message));
+  if (p.status) parts.push(str(p.status));
+  if (p.limitType) parts.push(str(p.limitType));
+  const u = num(p.utilization);
+  if (u !== null) parts.push(Math.round(u <= 1 ? u * 100 : u) + '% used');
+  const reset = parseTime(p.resetAt);
+  if (reset) parts.push('resets ' + fmtWhen(reset));
+  return line(ev, 'warn', 'quota', parts.join(' · '));
+}
+
+function renderCompaction(ev) {
+  const p = ev.payload || {};
+  const pre = num(p.preTokens);
+  const post = num(p.postTokens);
+  const what = pre !== null || post !== null ? fmtTokens(pre) + ' → ' + fmtTokens(post) + ' tokens' : '';
+  return line(ev, 'sys', 'context compacted' + (p.trigger ? ' (' + str(p.trigger) + ')' : ''), what);
+}
+
+function renderHook(ev) {
+  const p = ev.payload || {};
+  const el = line(ev, 'dim small', 'hook', [str(p.event), str(p.name), str(p.status), str(p.outcome)].filter(Boolean).join(' · '));
+  if (p.output) {
+    const pre = h('pre', { class: 'code-box', text: str(p.output) });
+    el.append(detailsBlock('output', pre));
+    const note = truncNote(p, 'the output');
+    if (note) el.append(note);
+  }
+  return el;
+}
+
+function renderFallback(ev) {
+  const p = ev.payload || {};
+  const side = (x) => (x ? [str(x.harness), str(x.model)].filter(Boolean).join(' ') : '?');
+  return line(ev, 'warn', 'fallback', side(p.from) + ' → ' + side(p.to) + (p.failure ? ' (' + str(p.failure) + ')' : '') + (p.message ? ': ' + str(p.message) : ''));
+}
+
+function renderStderr(ev) {
+  const p = ev.payload || {};
+  const el = shell(ev, 'stderr');
+  el.append(h('div', { class: 'event-head' }, h('pre', { class: 'stderr-text', text: str(p.text) }), meta(ev)));
+  return el;
+}
+
+function renderRaw(ev) {
+  const p = ev.payload || {};
+  const el = shell(ev, 'raw');
+  const parts = [str(p.reason) || 'unmapped'];
+  if (num(p.bytes) !== null) parts.push(fmtInt(p.bytes) + ' bytes');
+  el.append(h('div', { class: 'event-head' },
+    h('span', { class: 'line-body' }, h('span', { class: 'line-label', text: 'raw' }), h('span', { class: 'line-text', text: parts.join(' · ') })),
+    meta(ev)));
+  const content = p.json !== null && p.json !== undefined ? JSON.stringify(p.json, null, 2) : str(p.text);
+  el.append(h('pre', { class: 'raw-body', text: content }));
+  const note = truncNote(p, 'the line');
+  if (note) el.append(note);
+  return el;
+}
+
+function renderSubagent(ev) {
+  const p = ev.payload || {};
+  const st = str(p.status);
+  return line(ev, 'subagent small ' + (st === 'failed' ? 'bad' : 'dim'), 'subagent ' + (st || ''), [str(p.name), str(p.description)].filter(Boolean).join(': '));
+}
+
+function renderTurnStarted(ev) {
+  const el = shell(ev, 'turn-start');
+  const p = ev.payload || {};
+  const n = num(p.turn) ?? num(ev.turn);
+  el.append(h('div', { class: 'event-head' }, h('span', { class: 'turn-label', text: 'turn ' + (n ?? '') }), meta(ev)));
+  return el;
+}
+
+function renderTurnEnded(ev) {
+  const p = ev.payload || {};
+  const reason = str(p.reason) || 'ok';
+  const cls = reason === 'error' ? 'bad' : reason === 'interrupt' ? 'warn' : 'dim';
+  const n = num(p.turn) ?? num(ev.turn);
+  return line(ev, 'turn-end small ' + cls, 'turn ' + (n ?? '') + ' ended', reason === 'ok' ? '' : reason);
+}
+
+function renderUnknown(ev) {
+  const el = line(ev, 'unknown', str(ev.type) || 'event', '');
+  el.append(detailsBlock('payload', h('pre', { class: 'code-box', text: JSON.stringify(ev.payload ?? null, null, 2) })));
+  return el;
+}
+
+function renderStoredDelta(ev) {
+  // Deltas are not stored by default; when they are, they repeat the complete
+  // event that follows, so they sit with the raw events behind the toggle.
+  const p = ev.payload || {};
+  const el = line(ev, 'delta small dim', str(ev.type), str(p.text));
+  return el;
+}
+
+const RENDER = {
+  'session.started': renderSessionStarted,
+  'session.title': (ev) => line(ev, 'sys small', 'title', str((ev.payload || {}).title)),
+  'session.updated': renderSessionUpdated,
+  'session.ended': renderEnded,
+  'session.background': renderBackground,
+  message: renderMessage,
+  thinking: renderThinking,
+  plan: renderPlan,
+  usage: renderUsage,
+  raw: renderRaw,
+  'turn.started': renderTurnStarted,
+  'turn.ended': renderTurnEnded,
+  'tool.denied': renderDenied,
+  'file.change': renderFileChange,
+  subagent: renderSubagent,
+  'permission.request': renderPermission,
+  question: renderQuestion,
+  'request.resolved': renderResolved,
+  compaction: renderCompaction,
+  quota: renderQuota,
+  retry: renderRetry,
+  error: renderError,
+  warning: (ev) => line(ev, 'warn', 'warning', str((ev.payload || {}).message)),
+  stderr: renderStderr,
+  hook: renderHook,
+  fallback: renderFallback,
+  'message.delta': renderStoredDelta,
+  'thinking.delta': renderStoredDelta,
+  'tool.output': renderStoredDelta,
+};
+
+// ---- placing events ----
+
+function orphanEntry(callId) {
+  let o = S.orphans.get(callId);
+  if (!o) { o = { result: null, children: [] }; S.orphans.set(callId, o); }
+  return o;
+}
+
+// renderBatch renders stored events in seq order into ctx.top (top-level
+// elements) or into the tool calls they belong to.
+function renderBatch(events) {
+  const ctx = { top: document.createDocumentFragment(), newCalls: [] };
+  for (const ev of events) {
+    try {
+      renderOne(ev, ctx);
+    } catch (err) {
+      // One event that cannot be rendered costs that event only.
+      console.error('agentstream: cannot render event', ev && ev.seq, err);
+      const el = shell(ev || {}, 'line bad');
+      el.append(h('div', { class: 'event-head' }, h('span', { class: 'line-text', text: 'this event could not be shown (' + str(ev && ev.type) + ')' })));
+      ctx.top.append(el);
+    }
+  }
+  return ctx;
+}
+
+function renderOne(ev, ctx) {
+  const p = ev.payload || {};
+  let el;
+  if (ev.type === 'tool.call') {
+    const view = new ToolView(ev);
+    if (view.callId) {
+      S.calls.set(view.callId, view);
+      ctx.newCalls.push(view);
+    }
+    el = view.el;
+  } else if (ev.type === 'tool.result') {
+    const callId = str(p.callId);
+    el = resultElement(ev);
+    const view = S.calls.get(callId);
+    if (view && !view.result) { view.setResult(ev, el); return; }
+    if (!view && callId) orphanEntry(callId).result = { ev, el }; // its call is on an earlier page
+  } else {
+    el = (Object.hasOwn(RENDER, ev.type) ? RENDER[ev.type] : renderUnknown)(ev);
+  }
+
+  // Subagent events go under the call that spawned them.
+  const parent = ev.parentCallId ? str(ev.parentCallId) : ev.type === 'subagent' ? str(p.callId) : '';
+  if (parent) {
+    const view = S.calls.get(parent);
+    if (view) { view.addChild(el); return; }
+    if (ev.parentCallId) {
+      el.classList.add('orphan');
+      orphanEntry(parent).children.push(el);
+    }
+  }
+  ctx.top.append(el);
+}
+
+// mergeOrphans moves results and subagent events rendered before their call
+// was loaded (paging backwards) into the call.
+function mergeOrphans(views) {
+  for (const view of views) {
+    const o = S.orphans.get(view.callId);
+    if (!o) continue;
+    S.orphans.delete(view.callId);
+    if (o.result && !view.result) view.setResult(o.result.ev, o.result.el);
+    for (const c of o.children) view.addChild(c);
+  }
+}
+
+// ---- context gauge and recap ----
+
+// noteContext follows the context of the session from events that arrive
+// live; pages loaded from history leave the gauge to the session's recap,
+// which already has the latest call's figures.
+function noteContext(ev) {
+  if (!S.applyingLive) return;
+  const p = ev.payload || {};
+  const seq = num(ev.seq) ?? Infinity;
+  if (ev.type === 'session.started') {
+    if (num(p.contextWindow) !== null && seq >= S.context.windowSeq) {
+      S.context.window = p.contextWindow;
+      S.context.windowSeq = seq;
+      updateContext();
+    }
+    return;
+  }
+  if (ev.type !== 'usage') return;
+  if (seq < S.context.seq) return;
+  const tokens = num(p.contextTokens);
+  if (tokens === null) return;
+  if (p.scope === 'call' || p.scope === 'session') {
+    S.context.seq = seq;
+    S.context.tokens = tokens;
+    if (num(p.contextWindow) !== null) { S.context.window = p.contextWindow; S.context.windowSeq = seq; }
+    updateContext();
+  }
+}
+
+function updateContext() {
+  const u = (S.session && S.session.usage) || {};
+  const tokens = S.context.tokens ?? num(u.contextTokens);
+  const win = S.context.window ?? num(u.contextWindow);
+  const box = $('context');
+  const fill = $('context-fill');
+  const text = $('context-text');
+  box.classList.remove('level-ok', 'level-warn', 'level-high', 'level-unknown');
+  if (tokens === null) {
+    text.textContent = win !== null ? '— / ' + fmtTokens(win) : '—';
+    fill.style.width = '0%';
+    box.classList.add('level-unknown');
+    box.title = 'Context: no model call reported yet';
+    box.dataset.tokens = '';
+    box.dataset.window = win === null ? '' : String(win);
+    return;
+  }
+  box.dataset.tokens = String(tokens);
+  box.dataset.window = win === null ? '' : String(win);
+  if (win === null || win <= 0) {
+    text.textContent = fmtTokens(tokens) + ' / ?';
+    fill.style.width = '0%';
+    box.classList.add('level-unknown');
+    box.title = 'Context: ' + fmtInt(tokens) + ' tokens; window unknown';
+    return;
+  }
+  const pct = Math.min(100, (tokens / win) * 100);
+  fill.style.width = pct.toFixed(1) + '%';
+  text.textContent = fmtTokens(tokens) + ' / ' + fmtTokens(win) + ' · ' + (pct < 1 && pct > 0 ? '<1' : Math.round(pct)) + '%';
+  box.classList.add(pct >= 85 ? 'level-high' : pct >= 60 ? 'level-warn' : 'level-ok');
+  box.title = 'Context: ' + fmtInt(tokens) + ' of ' + fmtInt(win) + ' tokens';
+}
+
+function sessionDuration(s) {
+  const d = num(s.durationMs);
+  if (d !== null) return d;
+  const start = parseTime(s.startedAt);
+  if (!start) return null;
+  const end = parseTime(s.endedAt);
+  if (end) return end - start;
+  if (s.status === 'running') return Date.now() - start.getTime();
+  return null;
+}
+
+function renderRecap(s) {
+  const u = s.usage || {};
+  const set = (id, text, title) => { const e = $(id); e.textContent = text; e.title = title || ''; };
+  const from = u.tokensFrom === 'session' ? ' (harness total)' : u.tokensFrom === 'calls' ? ' (sum of model calls)' : '';
+  set('recap-input', fmtTokens(u.inputTokens), 'input tokens: ' + fmtInt(u.inputTokens) + from);
+  set('recap-output', fmtTokens(u.outputTokens), 'output tokens: ' + fmtInt(u.outputTokens) + (num(u.reasoningTokens) !== null ? ', of which reasoning ' + fmtInt(u.reasoningTokens) : '') + from);
+  const cr = num(u.cacheReadTokens);
+  const cc = num(u.cacheCreationTokens);
+  const cacheParts = [];
+  if (cr !== null) cacheParts.push(fmtTokens(cr) + ' read');
+  if (cc !== null) cacheParts.push(fmtTokens(cc) + ' write');
+  set('recap-cache', cacheParts.length ? cacheParts.join(' · ') : '—',
+    'cache read ' + fmtInt(cr) + ', cache write ' + fmtInt(cc));
+  const cost = fmtCost(u.costUsd);
+  $('recap-cost-item').hidden = cost === null;
+  set('recap-cost', cost ?? '—', cost ? 'reported by the harness: $' + u.costUsd : '');
+  set('recap-turns', fmtInt(u.turns));
+  const d = sessionDuration(s);
+  set('recap-duration', fmtDuration(d), num(u.durationMs) !== null ? 'harness-reported: ' + fmtDuration(u.durationMs) : '');
+  let prem = $('recap-premium');
+  if (num(u.premiumRequests) !== null) {
+    if (!prem) {
+      prem = h('span', { class: 'recap-item', dataset: { field: 'premium' } }, h('span', { class: 'recap-label', text: 'premium' }), ' ', h('span', { class: 'recap-value', id: 'recap-premium' }));
+      $('plan-chip').before(prem);
+      prem = $('recap-premium');
+    }
+    prem.textContent = String(u.premiumRequests);
+  }
+  $('recap').dataset.missing = Array.isArray(u.missing) ? u.missing.join(',') : '';
+}
+
+function renderSession(s) {
+  S.session = s;
+  const title = str(s.title).trim();
+  $('title').textContent = title || 'Untitled session';
+  $('title').classList.toggle('untitled', !title);
+  document.title = (title || 'Session ' + sessionId) + ' · agentstream';
+  statusBadge(s.status, s.reason, $('status'));
+  $('status').hidden = false;
+  $('status').title = [str(s.status), reasonLabel(s.reason)].filter(Boolean).join(' · ');
+  $('harness').textContent = [str(s.harness), str(s.version)].filter(Boolean).join(' ') || '—';
+  $('harness').title = s.protocol ? 'protocol ' + str(s.protocol) : '';
+  $('model').textContent = str(s.model) || '—';
+  $('cwd').textContent = str(s.cwd) || '—';
+  $('cwd').title = Array.isArray(s.command) ? s.command.map(str).join(' ') : str(s.cwd);
+  const start = parseTime(s.startedAt);
+  $('started').textContent = fmtWhen(start);
+  $('started').title = fmtFull(start);
+  const err = $('session-error');
+  err.hidden = !s.error;
+  err.textContent = s.error ? str(s.error) : '';
+  renderRecap(s);
+  updateContext();
+  $('session-header').setAttribute('aria-busy', 'false');
+  document.body.dataset.status = oneOf(s.status, STATUSES, 'unknown');
+  for (const view of S.calls.values()) {
+    if (!view.result && !view.el.classList.contains('denied') && !view.liveOut) view.state.textContent = pendingText();
+  }
+}
+
+async function refreshSession() {
+  try {
+    renderSession(await api(base));
+  } catch { /* keep what is shown */ }
+}
+const refreshSessionSoon = throttle(refreshSession, 2000);
+
+// ---- the window: loading pages ----
+
+function isAtBottom() {
+  return timeline.scrollHeight - timeline.scrollTop - timeline.clientHeight < 48;
+}
+
+function scrollToBottom() {
+  timeline.scrollTop = timeline.scrollHeight;
+  S.stick = true;
+  S.newBelow = 0;
+  updateJump();
+}
+
+function updateEdges() {
+  if (S.lo === null) {
+    startEdge.textContent = '';
+  } else if (S.lo <= 1) {
+    startEdge.textContent = 'start of the session';
+    startEdge.classList.remove('has-more');
+  } else {
+    startEdge.textContent = S.loadingBefore ? 'loading earlier events…' : 'scroll up for earlier events';
+    startEdge.classList.add('has-more');
+  }
+  if (S.atEnd) {
+    const running = S.session && S.session.status === 'running';
+    endEdge.textContent = running ? (S.stream ? 'following live' : 'waiting for events') : '';
+    endEdge.classList.toggle('following', !!(running && S.stream));
+    endEdge.classList.remove('has-more');
+  } else {
+    endEdge.textContent = S.loadingAfter ? 'loading later events…' : 'scroll down for later events';
+    endEdge.classList.add('has-more');
+  }
+  const n = timeline.querySelectorAll('.event[data-seq]').length;
+  const last = Math.max(num(S.session && S.session.lastSeq) ?? 0, S.atEnd ? S.hi : 0);
+  pageStatus.textContent = S.lo === null || S.hi < S.lo ? 'no events yet' : 'events ' + S.lo + '–' + S.hi + (last ? ' of ' + last : '') + ' · ' + n + ' shown';
+}
+
+function updateJump() {
+  const show = !S.atEnd || (!S.stick && !isAtBottom());
+  jumpBottom.hidden = !show;
+  jumpBottom.textContent = S.newBelow > 0 ? '↓ ' + S.newBelow + ' new' : '↓ latest';
+}
+
+function fetchEvents(params) {
+  return api(base + '/events', params).then((list) => (Array.isArray(list) ? list : []));
+}
+
+function storedOnly(list) {
+  return list.filter((e) => e && num(e.seq) !== null).sort((a, b) => a.seq - b.seq);
+}
+
+// resetWindow clears the timeline and loads either the tail or the page
+// around seq. It returns when the events are on the page.
+async function resetWindow(aroundSeq) {
+  const gen = ++S.gen;
+  closeStream();
+  S.queue = [];
+  S.calls.clear();
+  S.orphans.clear();
+  S.plan = { seq: 0, el: null, done: 0, total: 0 };
+  updatePlanChip();
+  S.liveEls.clear();
+  liveArea.replaceChildren();
+  S.lo = null;
+  S.hi = 0;
+  S.atEnd = false;
+  S.loadingBefore = false; // a page still in flight belongs to the old window
+  S.loadingAfter = false;
+  S.newBelow = 0;
+  timeline.setAttribute('aria-busy', 'true');
+  const around = num(aroundSeq);
+  const list = storedOnly(await fetchEvents(around !== null ? { after: Math.max(0, around - 100), limit: PAGE } : { tail: PAGE }));
+  if (gen !== S.gen) return false;
+  // remove the previous window's events
+  while (startEdge.nextSibling && startEdge.nextSibling !== endEdge) startEdge.nextSibling.remove();
+  const ctx = renderBatch(list);
+  endEdge.before(ctx.top);
+  mergeOrphans(ctx.newCalls);
+  if (list.length) {
+    S.lo = list[0].seq;
+    S.hi = list[list.length - 1].seq;
+  } else {
+    S.lo = around !== null ? Math.max(1, around - 100 + 1) : 1;
+    S.hi = around !== null ? Math.max(0, around - 100) : 0;
+  }
+  const lastSeq = num(S.session && S.session.lastSeq);
+  S.atEnd = around === null || list.length < PAGE || (lastSeq !== null && S.hi >= lastSeq);
+  timeline.setAttribute('aria-busy', 'false');
+  updateEdges();
+  if (S.atEnd) maybeFollow();
+  return true;
+}
+
+async function loadBefore() {
+  if (S.loadingBefore || S.lo === null || S.lo <= 1) return;
+  const gen = S.gen;
+  S.loadingBefore = true;
+  updateEdges();
+  try {
+    const list = storedOnly(await fetchEvents({ before: S.lo, limit: PAGE })).filter((e) => e.seq < S.lo);
+    if (gen !== S.gen) return;
+    if (!list.length) { S.lo = 1; return; }
+    const anchor = pickAnchor();
+    const ctx = renderBatch(list);
+    startEdge.after(ctx.top);
+    mergeOrphans(ctx.newCalls);
+    S.lo = list[0].seq;
+    restoreAnchor(anchor);
+  } catch (err) {
+    showError(err);
+  } finally {
+    if (gen === S.gen) {
+      S.loadingBefore = false;
+      updateEdges();
+      setTimeout(maybeLoad, 0);
+    }
+  }
+}
+
+async function loadAfter() {
+  if (S.loadingAfter || S.atEnd || S.lo === null) return;
+  const gen = S.gen;
+  S.loadingAfter = true;
+  updateEdges();
+  try {
+    const list = storedOnly(await fetchEvents({ after: S.hi, limit: PAGE })).filter((e) => e.seq > S.hi);
+    if (gen !== S.gen) return;
+    if (list.length) appendStored(list);
+    const lastSeq = num(S.session && S.session.lastSeq);
+    if (list.length < PAGE || (lastSeq !== null && S.hi >= lastSeq)) {
+      S.atEnd = true;
+      maybeFollow();
+    }
+  } catch (err) {
+    showError(err);
+  } finally {
+    if (gen === S.gen) {
+      S.loadingAfter = false;
+      updateEdges();
+      updateJump();
+      setTimeout(maybeLoad, 0);
+    }
+  }
+}
+
+// maybeLoad loads the next page when the user is near an edge, or when the
+// loaded events do not fill the timeline yet.
+function maybeLoad() {
+  if (S.lo === null) return;
+  if (timeline.scrollTop < NEAR && S.lo > 1) loadBefore();
+  if (!S.atEnd && timeline.scrollHeight - timeline.scrollTop - timeline.clientHeight < NEAR) loadAfter();
+}
+
+// pickAnchor remembers the first top-level event visible at the top of the
+// timeline, to keep it in place while a page is inserted above it.
+function pickAnchor() {
+  const top = timeline.getBoundingClientRect().top;
+  for (let el = startEdge.nextElementSibling; el && el !== endEdge; el = el.nextElementSibling) {
+    if (el.classList.contains('orphan')) continue;
+    const r = el.getBoundingClientRect();
+    if (r.height === 0) continue;
+    if (r.bottom > top) return { el, offset: r.top - top, height: timeline.scrollHeight };
+  }
+  return { el: null, offset: 0, height: timeline.scrollHeight };
+}
+
+function restoreAnchor(a) {
+  if (a.el && a.el.isConnected && a.el.parentElement === timeline) {
+    const top = timeline.getBoundingClientRect().top;
+    timeline.scrollTop += a.el.getBoundingClientRect().top - top - a.offset;
+  } else {
+    timeline.scrollTop += timeline.scrollHeight - a.height;
+  }
+}
+
+function appendStored(list) {
+  const follow = S.stick || isAtBottom();
+  const ctx = renderBatch(list);
+  endEdge.before(ctx.top);
+  mergeOrphans(ctx.newCalls);
+  S.hi = list[list.length - 1].seq;
+  if (S.lo === null) S.lo = list[0].seq;
+  if (follow && S.atEnd) scrollToBottom();
+  else if (S.atEnd) S.newBelow += list.length;
+  updateEdges();
+  updateJump();
+}
+
+// ---- following live ----
+
+function maybeFollow() {
+  if (!S.atEnd || S.stream) return;
+  if (!S.session || S.session.status !== 'running') return;
+  const gen = S.gen;
+  S.stream = openStream(base + '/stream', () => ({ after: S.hi }), {
+    onEvent(msg) {
+      if (gen !== S.gen) return;
+      if (msg.event === 'end') {
+        closeStream();
+        clearLive();
+        flushQueue();
+        refreshSession().then(updateEdges);
+        return;
+      }
+      if (msg.event === 'resync') {
+        // we fell behind: reconnect from what we really have (?after=hi)
+        S.queue = S.queue.filter((e) => num(e.seq) === null);
+        S.stream?.restart();
+        return;
+      }
+      let ev;
+      try { ev = JSON.parse(msg.data); } catch { return; }
+      if (!ev || typeof ev !== 'object') return;
+      if (!ev.type && msg.event) ev.type = msg.event;
+      S.queue.push(ev);
+      if (!S.flushTimer) S.flushTimer = setTimeout(flushQueue, 40);
+    },
+    onState(st, err) {
+      liveIndicator.hidden = st !== 'open';
+      if (st === 'closed' && err) showError(err);
+      updateEdges();
+    },
+  });
+  updateEdges();
+}
+
+function closeStream() {
+  if (S.stream) { const s = S.stream; S.stream = null; s.close(); }
+  liveIndicator.hidden = true;
+  clearTimeout(S.flushTimer);
+  S.flushTimer = null;
+}
+
+// flushQueue applies the events received since the last flush, in order:
+// stored events are appended (a gap reconnects from hi), deltas update the
+// streaming elements.
+function flushQueue() {
+  S.flushTimer = null;
+  const q = S.queue;
+  S.queue = [];
+  let batch = [];
+  let refresh = false;
+  const follow = S.stick || isAtBottom();
+  const flushBatch = () => {
+    if (!batch.length) return;
+    S.applyingLive = true;
+    try { appendStored(batch); } finally { S.applyingLive = false; }
+    batch = [];
+  };
+  for (let i = 0; i < q.length; i++) {
+    const ev = q[i];
+    const seq = num(ev.seq);
+    if (seq === null) {
+      flushBatch();
+      applyDelta(ev);
+      continue;
+    }
+    const expected = (batch.length ? batch[batch.length - 1].seq : S.hi) + 1;
+    if (seq < expected) continue; // already have it
+    if (seq > expected) {
+      // a gap: drop the rest and let the stream resume from what we have
+      flushBatch();
+      S.stream?.restart();
+      break;
+    }
+    removeLiveFor(ev);
+    batch.push(ev);
+    if (['usage', 'session.ended', 'session.title', 'session.started', 'session.updated', 'turn.ended'].includes(ev.type)) refresh = true;
+  }
+  flushBatch();
+  if (follow) scrollToBottom();
+  if (refresh) refreshSessionSoon();
+}
+
+function liveKey(ev) {
+  const kind = ev.type === 'thinking' || ev.type === 'thinking.delta' ? 'thinking' : 'message';
+  return (ev.parentCallId ? str(ev.parentCallId) : '') + '|' + kind;
+}
+
+function applyDelta(ev) {
+  const p = ev.payload || {};
+  if (ev.type === 'tool.output') {
+    S.calls.get(str(p.callId))?.addLiveOutput(p);
+    return;
+  }
+  if (ev.type !== 'message.delta' && ev.type !== 'thinking.delta') return;
+  const key = liveKey(ev);
+  let el = S.liveEls.get(key);
+  if (!el) {
+    const thinking = ev.type === 'thinking.delta';
+    el = h('div', { class: 'streaming ' + (thinking ? 'thinking' : 'message'), dataset: { type: ev.type, role: oneOf(p.role, ROLES, thinking ? 'assistant' : 'other') } });
+    el.append(h('div', { class: 'event-head' },
+      h('span', { class: thinking ? 'line-label' : 'role', text: thinking ? 'thinking…' : (str(p.role) || 'assistant') }),
+      h('span', { class: 'event-meta' }, badge(ev.parentCallId ? 'subagent · streaming' : 'streaming', 'badge-live'))));
+    el._text = h('div', { class: 'streaming-text' });
+    el.append(el._text);
+    S.liveEls.set(key, el);
+    liveArea.append(el);
+  }
+  el._text.append(str(p.text));
+}
+
+function removeLiveFor(ev) {
+  if (ev.type !== 'message' && ev.type !== 'thinking') return;
+  const key = liveKey(ev);
+  const el = S.liveEls.get(key);
+  if (el) { el.remove(); S.liveEls.delete(key); }
+}
+
+function clearLive() {
+  S.liveEls.clear();
+  liveArea.replaceChildren();
+}
+
+// ---- deep links, focus and keyboard ----
+
+function reveal(el) {
+  // open every collapsed container around el
+  for (let p = el.parentElement; p && p !== timeline; p = p.parentElement) {
+    if (p.tagName === 'DETAILS') p.open = true;
+    if (p.classList.contains('tool-body') && p.parentElement?._tool) p.parentElement._tool.setExpanded(true);
+  }
+  if (el.dataset.type === 'raw' && !showRaw.checked) { showRaw.checked = true; applyRaw(); }
+}
+
+function highlight(el) {
+  if (S.highlighted) S.highlighted.classList.remove('highlight');
+  S.highlighted = el;
+  el.classList.add('highlight');
+}
+
+async function goToSeq(seq, { fromHash } = {}) {
+  let el = document.getElementById('e' + seq);
+  if (!el) {
+    if (S.lo !== null && seq >= S.lo && seq <= S.hi) {
+      pageStatus.textContent = 'event #' + seq + ' is not shown';
+      return;
+    }
+    try {
+      await resetWindow(seq);
+    } catch (err) { showError(err); return; }
+    el = document.getElementById('e' + seq);
+    if (!el) { pageStatus.textContent = 'event #' + seq + ' not found'; return; }
+  }
+  reveal(el);
+  highlight(el);
+  S.stick = false;
+  el.scrollIntoView({ block: 'center' });
+  el.focus({ preventScroll: true });
+  if (!fromHash) history.replaceState(history.state, '', '#' + seq);
+  updateJump();
+  setTimeout(maybeLoad, 0);
+}
+
+function hashSeq() {
+  const m = /^#(\d+)$/.exec(location.hash);
+  return m ? parseInt(m[1], 10) : null;
+}
+
+function topEvents() {
+  const out = [];
+  for (let el = startEdge.nextElementSibling; el && el !== endEdge; el = el.nextElementSibling) {
+    if (el.classList.contains('event') && el.offsetParent !== null) out.push(el);
+  }
+  return out;
+}
+
+function currentTop(list) {
+  const active = document.activeElement;
+  if (active && timeline.contains(active)) {
+    let e = active.closest('.event');
+    while (e && e.parentElement !== timeline) e = e.parentElement.closest('.event');
+    if (e) return e;
+  }
+  const top = timeline.getBoundingClientRect().top;
+  for (const el of list) if (el.getBoundingClientRect().bottom > top + 8) return el;
+  return list[list.length - 1] || null;
+}
+
+// moveTurn focuses the first event of the next turn (dir > 0), or of the
+// current turn and, when already there, of the previous one (dir < 0). Turns
+// are read from the loaded top-level events; a page is loaded at an edge.
+async function moveTurn(dir) {
+  let list = topEvents();
+  if (!list.length) return;
+  const cur = currentTop(list);
+  const turnOf = (el) => Number(el.dataset.turn) || 0;
+  const curTurn = cur ? turnOf(cur) : 0;
+  const firstOfTurn = (l, t) => l.find((el) => turnOf(el) === t) || null;
+  let target = null;
+  if (dir > 0) {
+    const after = (l) => l.slice(l.indexOf(cur) + 1).find((el) => turnOf(el) > curTurn) || null;
+    target = after(list);
+    if (!target && !S.atEnd) {
+      await loadAfter();
+      target = after(topEvents());
+    }
+  } else {
+    const first = firstOfTurn(list, curTurn);
+    if (first && first !== cur && list.indexOf(first) < list.indexOf(cur)) {
+      target = first;
+    } else {
+      const prevTurn = (l) => {
+        const earlier = l.filter((el) => turnOf(el) < curTurn);
+        return earlier.length ? turnOf(earlier[earlier.length - 1]) : null;
+      };
+      let t = prevTurn(list);
+      // the previous turn may begin on a page not loaded yet
+      if ((t === null || firstOfTurn(list, t) === list[0]) && S.lo > 1) {
+        await loadBefore();
+        list = topEvents();
+        t = prevTurn(list);
+      }
+      if (t !== null) target = firstOfTurn(list, t);
+    }
+  }
+  if (!target) {
+    pageStatus.textContent = dir > 0 ? 'no later turn' : 'no earlier turn';
+    return;
+  }
+  focusEvent(target);
+}
+
+function focusEvent(el) {
+  highlight(el);
+  S.stick = false;
+  el.focus({ preventScroll: true });
+  el.scrollIntoView({ block: 'start' });
+  if (el.dataset.seq) history.replaceState(history.state, '', '#' + el.dataset.seq);
+  updateJump();
+  setTimeout(maybeLoad, 0);
+}
+
+document.addEventListener('keydown', (e) => {
+  if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return;
+  const t = e.target;
+  if (t instanceof Element && t.closest('input, textarea, select, [contenteditable="true"]')) return;
+  switch (e.key) {
+    case 'j': case 'n': e.preventDefault(); moveTurn(1); break;
+    case 'k': case 'p': e.preventDefault(); moveTurn(-1); break;
+    case 'G': e.preventDefault(); jumpToLatest(); break;
+    case 'g': {
+      e.preventDefault();
+      const first = topEvents()[0];
+      if (first) focusEvent(first);
+      break;
+    }
+    default:
+  }
+});
+
+async function jumpToLatest() {
+  if (!S.atEnd) {
+    try { await resetWindow(null); } catch (err) { showError(err); return; }
+  }
+  history.replaceState(history.state, '', location.pathname + location.search);
+  scrollToBottom();
+  setTimeout(maybeLoad, 0);
+}
+
+// ---- clicks (one listener for the whole timeline) ----
+
+timeline.addEventListener('click', (e) => {
+  const t = e.target;
+  if (!(t instanceof Element)) return;
+  const toggle = t.closest('.tool-toggle');
+  if (toggle) {
+    const view = toggle.closest('.tool')?._tool;
+    if (view) view.setExpanded(!view.expanded);
+    return;
+  }
+  const src = t.closest('.source-btn');
+  if (src) { showSource(src); return; }
+  const link = t.closest('a.seq-link');
+  if (link) {
+    e.preventDefault();
+    const seq = parseInt(link.getAttribute('href').slice(1), 10);
+    if (seq) goToSeq(seq);
+  }
+});
+
+async function showSource(btn) {
+  const ev = btn.closest('.event');
+  if (!ev) return;
+  let box = ev.querySelector(':scope > .source-box');
+  if (box) { box.remove(); btn.classList.remove('active'); return; }
+  box = h('div', { class: 'source-box' }, h('div', { class: 'source-label', text: btn.dataset.stream + ' line ' + btn.dataset.line }));
+  const pre = h('pre', { class: 'source-line', text: 'loading…' });
+  box.append(pre);
+  ev.append(box);
+  btn.classList.add('active');
+  try {
+    const text = await apiText(base + '/lines/' + encodeURIComponent(btn.dataset.line), { stream: btn.dataset.stream });
+    pre.textContent = text;
+  } catch (err) {
+    pre.textContent = 'cannot load the line: ' + err.message;
+    pre.classList.add('error');
+  }
+}
+
+// ---- toolbar ----
+
+function applyRaw() {
+  timeline.classList.toggle('show-raw', showRaw.checked);
+  try { localStorage.setItem('agentstream.showRaw', showRaw.checked ? '1' : ''); } catch { /* ignore */ }
+}
+try { showRaw.checked = localStorage.getItem('agentstream.showRaw') === '1'; } catch { /* ignore */ }
+applyRaw();
+showRaw.addEventListener('change', applyRaw);
+
+expandAll.addEventListener('change', () => {
+  const anchor = pickAnchor();
+  for (const view of S.calls.values()) view.setExpanded(expandAll.checked);
+  restoreAnchor(anchor);
+});
+
+$('plan-chip').addEventListener('click', () => {
+  if (S.plan.el && S.plan.el.isConnected) {
+    reveal(S.plan.el);
+    focusEvent(S.plan.el);
+  }
+});
+
+jumpBottom.addEventListener('click', () => jumpToLatest());
+
+let scrollPending = false;
+timeline.addEventListener('scroll', () => {
+  if (scrollPending) return;
+  scrollPending = true;
+  requestAnimationFrame(() => {
+    scrollPending = false;
+    S.stick = S.atEnd && isAtBottom();
+    if (S.stick) S.newBelow = 0;
+    updateJump();
+    maybeLoad();
+  });
+}, { passive: true });
+
+window.addEventListener('hashchange', () => {
+  const seq = hashSeq();
+  if (seq !== null) goToSeq(seq, { fromHash: true });
+});
+
+// A running session's duration ticks.
+setInterval(() => {
+  if (S.session && S.session.status === 'running') $('recap-duration').textContent = fmtDuration(sessionDuration(S.session));
+}, 1000);
+
+// ---- start ----
+
+async function start() {
+  timeline.replaceChildren(startEdge, endEdge, liveArea);
+  if (!sessionId) { showError(new Error('no session id in the address')); return; }
+  const seq = hashSeq();
+  try {
+    // the session and the first page are fetched together
+    const sessionP = api(base).then((s) => { renderSession(s); return s; });
+    await Promise.all([sessionP, resetWindow(seq)]);
+    maybeFollow();
+    updateEdges();
+  } catch (err) {
+    $('title').textContent = err.status === 404 ? 'Session not found' : 'Cannot load the session';
+    $('status').hidden = true;
+    $('session-header').setAttribute('aria-busy', 'false');
+    timeline.setAttribute('aria-busy', 'false');
+    showError(err, () => { showError(null); start(); });
+    return;
+  }
+  if (seq !== null) {
+    await goToSeq(seq, { fromHash: true });
+  } else {
+    scrollToBottom();
+  }
+  setTimeout(maybeLoad, 0);
+}
+
+start();
