@@ -196,6 +196,11 @@ func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, f *fieldsOf) []
 		return d.controlRequest(dst, line, f)
 	case "control_response":
 		return d.controlResponse(dst, line, f)
+	case "tool_use":
+		// Amp prints a tool_use block as a line of its own.
+		if v := jsonscan.Get(line, "name"); len(v) > 0 {
+			return d.toolUse(dst, fields.Str(jsonscan.Get(line, "id")), fields.Str(v), jsonscan.Get(line, "input"))
+		}
 	case "ai-title":
 		if t := strings.TrimSpace(fields.Str(jsonscan.Get(line, "aiTitle"))); t != "" {
 			title, _ := agentstream.Clip(t, agentstream.MaxText)
