@@ -11,8 +11,15 @@ import (
 	"fmt"
 
 	"github.com/agentstream/agentstream"
+	"github.com/agentstream/agentstream/adapter/acp"
 	"github.com/agentstream/agentstream/adapter/claude"
+	"github.com/agentstream/agentstream/adapter/codex"
+	"github.com/agentstream/agentstream/adapter/copilot"
+	"github.com/agentstream/agentstream/adapter/cursor"
+	"github.com/agentstream/agentstream/adapter/droid"
+	"github.com/agentstream/agentstream/adapter/gemini"
 	"github.com/agentstream/agentstream/adapter/jsonl"
+	"github.com/agentstream/agentstream/adapter/opencode"
 	"github.com/agentstream/agentstream/adapter/text"
 	"github.com/agentstream/agentstream/internal/jsonscan"
 )
@@ -43,8 +50,15 @@ func All() []Adapter {
 		{Protocol: get("claude-json"), New: func() agentstream.Decoder { return claude.NewDecoder(claude.Claude) }, Claims: claude.ClaimsClaude},
 		{Protocol: get("claude-stream"), New: func() agentstream.Decoder { return claude.NewDecoder(claude.Claude) }},
 		{Protocol: get("jsonl"), New: func() agentstream.Decoder { return jsonl.NewDecoder() }, Claims: claimsJSONL},
+		{Protocol: get("codex-json"), New: func() agentstream.Decoder { return codex.NewDecoder() }, Claims: codex.Claims},
+		{Protocol: get("gemini-json"), New: func() agentstream.Decoder { return gemini.NewDecoder() }, Claims: gemini.Claims},
 		{Protocol: get("qwen-json"), New: func() agentstream.Decoder { return claude.NewDecoder(claude.Qwen) }, Claims: claude.ClaimsQwen},
+		{Protocol: get("opencode-json"), New: func() agentstream.Decoder { return opencode.NewDecoder() }, Claims: opencode.Claims},
+		{Protocol: get("cursor-json"), New: func() agentstream.Decoder { return cursor.NewDecoder() }, Claims: cursor.Claims},
 		{Protocol: get("amp-json"), New: func() agentstream.Decoder { return claude.NewDecoder(claude.Amp) }, Claims: claude.ClaimsAmp},
+		{Protocol: get("copilot-json"), New: func() agentstream.Decoder { return copilot.NewDecoder() }, Claims: copilot.Claims},
+		{Protocol: get("droid-json"), New: func() agentstream.Decoder { return droid.NewDecoder() }, Claims: droid.Claims},
+		{Protocol: get("acp"), New: func() agentstream.Decoder { return acp.NewDecoder() }, Claims: acp.Claims},
 	}
 }
 
@@ -103,7 +117,7 @@ func claimsJSONL(lines [][]byte) bool {
 		}
 		switch t {
 		case agentstream.TypeSessionStarted, agentstream.TypeToolCall, agentstream.TypeToolResult,
-			agentstream.TypeSessionEnded, agentstream.TypeMessageDelta, agentstream.TypeTurnStarted:
+			agentstream.TypeSessionEnded, agentstream.TypeMessageDelta:
 			return true
 		}
 		return false

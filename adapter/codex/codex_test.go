@@ -1,0 +1,177 @@
+package codex_test
+
+import (
+	"flag"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentstream/agentstream"
+	"github.com/agentstream/agentstream/adapter/codex"
+	"github.com/agentstream/agentstream/agentstreamtest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func TestConformance(t *testing.T) {
+	agentstreamtest.RunAdapter(t, agentstreamtest.AdapterCase{
+		Protocol: "codex-json",
+		Fixtures: []string{"testdata/*.jsonl"},
+		Corpus:   []string{"../../../shared/corpus/codex/*.jsonl"},
+		Update:   *update,
+	})
+}
+
+func FuzzDecode(f *testing.F) { agentstreamtest.FuzzDecoder(f, "codex-json", "testdata/*.jsonl") }
+
+// decode reads lines with one decoder, as a stream, with End.
+func decode(lines ...string) []agentstream.Event {
+	d := codex.NewDecoder()
+	var evs []agentstream.Event
+	for _, l := range lines {
+		evs = d.Decode(evs, []byte(l))
+	}
+	return d.End(evs)
+}
+
+// render gives each event as "type payload".
+func render(evs []agentstream.Event) []string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.Type()+" "+string(e.Payload.AppendJSON(nil)))
+	}
+	return out
+}
+
+func usages(evs []agentstream.Event, scope string) []*agentstream.Usage {
+	var out []*agentstream.Usage
+	for _, e := range evs {
+		if u, ok := e.Payload.(*agentstream.Usage); ok && u.Scope == scope {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// TestCodexResumeTotals: turn.completed.usage is the thread's running total
+// (across exec resume runs) with input including cached input; each becomes
+// session usage with non-cached input, never call usage, and the recap
+// takes the latest instead of adding them up. Lines recorded in
+// openai-codex-issues-pasted-lines.jsonl.
+func TestCodexResumeTotals(t *testing.T) {
+	evs := decode(
+		`{"type":"thread.started","thread_id":"019a2d7a-41c4-78b1-b7cc-a45d62a89cd5"}`,
+		`{"type":"turn.started"}`,
+		`{"type":"turn.completed","usage":{"input_tokens":32161,"cached_input_tokens":1920,"output_tokens":47}}`,
+		`{"type":"thread.started","thread_id":"019a2d7a-41c4-78b1-b7cc-a45d62a89cd5"}`,
+		`{"type":"turn.started"}`,
+		`{"type":"turn.completed","usage":{"input_tokens":70021,"cached_input_tokens":57088,"output_tokens":2374}}`,
+	)
+	if calls := usages(evs, agentstream.ScopeCall); len(calls) != 0 {
+		t.Errorf("got %d call usage events, want none (exec reports no per-call usage)", len(calls))
+	}
+	got := render(evs)
+	want := []string{
+		`session.started {"harness":"codex","model":null,"contextWindow":null,"cwd":null,"sessionId":"019a2d7a-41c4-78b1-b7cc-a45d62a89cd5","tools":null,"version":null,"permissionMode":null}`,
+		`turn.started {"turn":1}`,
+		`usage {"scope":"session","inputTokens":30241,"outputTokens":47,"cacheReadTokens":1920,"cacheCreationTokens":null,"costUsd":null,"turns":null,"durationMs":null,"reasoningTokens":null}`,
+		`turn.ended {"turn":1,"reason":"ok"}`,
+		`session.ended {"status":"succeeded","stopReason":null,"summary":null,"error":null,"reason":"completion"}`,
+		`session.started {"harness":"codex","model":null,"contextWindow":null,"cwd":null,"sessionId":"019a2d7a-41c4-78b1-b7cc-a45d62a89cd5","tools":null,"version":null,"permissionMode":null}`,
+		`turn.started {"turn":2}`,
+		`usage {"scope":"session","inputTokens":12933,"outputTokens":2374,"cacheReadTokens":57088,"cacheCreationTokens":null,"costUsd":null,"turns":null,"durationMs":null,"reasoningTokens":null}`,
+		`turn.ended {"turn":2,"reason":"ok"}`,
+		`session.ended {"status":"succeeded","stopReason":null,"summary":null,"error":null,"reason":"completion"}`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	r := agentstream.SummarizeUsage(evs)
+	if r.TokensFrom != "session" || *r.InputTokens != 12933 || *r.CacheReadTokens != 57088 || *r.OutputTokens != 2374 {
+		t.Errorf("recap = %s from %q, want the latest total (12933 in, 57088 cached, 2374 out)", r.String(), r.TokensFrom)
+	}
+}
+
+// TestCodexCacheWrite: newer builds report cache_write_input_tokens and
+// reasoning_output_tokens; input_tokens includes both kinds of cache.
+func TestCodexCacheWrite(t *testing.T) {
+	evs := decode(`{"type":"turn.completed","usage":{"input_tokens":22904,"cached_input_tokens":19200,"cache_write_input_tokens":1000,"output_tokens":500,"reasoning_output_tokens":320}}`)
+	u := usages(evs, agentstream.ScopeSession)
+	if len(u) != 1 {
+		t.Fatalf("got %d session usage events, want 1", len(u))
+	}
+	want := `{"scope":"session","inputTokens":2704,"outputTokens":500,"cacheReadTokens":19200,"cacheCreationTokens":1000,"costUsd":null,"turns":null,"durationMs":null,"reasoningTokens":320}`
+	if got := string(u[0].AppendJSON(nil)); got != want {
+		t.Errorf("usage = %s, want %s", got, want)
+	}
+}
+
+// TestCodexLegacyTokenCount: in the legacy stream last_token_usage is one
+// request (call usage) and total_token_usage the running total (session
+// usage); a token_count restating the same total is not a new request.
+// Lines recorded in lwyBZss8924d-ACPLazyBridge-codex-proto-real-run.jsonl
+// and BloopAI-vibe-kanban-legacy-exec-json-test-lines.jsonl.
+func TestCodexLegacyTokenCount(t *testing.T) {
+	tc := `{"id":"test","msg":{"type":"token_count","info":{"total_token_usage":{"input_tokens":2552,"cached_input_tokens":0,"output_tokens":15,"reasoning_output_tokens":0,"total_tokens":2567},"last_token_usage":{"input_tokens":2552,"cached_input_tokens":0,"output_tokens":15,"reasoning_output_tokens":0,"total_tokens":2567},"model_context_window":272000},"rate_limits":null}}`
+	evs := decode(
+		`{"id":"","msg":{"type":"session_configured","session_id":"0199894d-068c-70a1-857c-753ef9abf7b5","model":"gpt-5-codex","history_log_id":1104763548210798038,"history_entry_count":3,"rollout_path":"/home/node/.codex/sessions/2025/09/27/rollout-2025-09-27T03-52-30-0199894d-068c-70a1-857c-753ef9abf7b5.jsonl"}}`,
+		tc, tc,
+		`{"id":"1","msg":{"type":"token_count","input_tokens":1674,"cached_input_tokens":1627,"output_tokens":384,"reasoning_output_tokens":384,"total_tokens":2058}}`,
+	)
+	var got []string
+	for _, u := range append(usages(evs, agentstream.ScopeCall), usages(evs, agentstream.ScopeSession)...) {
+		got = append(got, string(u.AppendJSON(nil)))
+	}
+	want := []string{
+		`{"scope":"call","model":"gpt-5-codex","inputTokens":2552,"outputTokens":15,"cacheReadTokens":0,"cacheCreationTokens":null,"contextTokens":2552,"reasoningTokens":0,"messageId":null}`,
+		`{"scope":"call","model":"gpt-5-codex","inputTokens":47,"outputTokens":384,"cacheReadTokens":1627,"cacheCreationTokens":null,"contextTokens":1674,"reasoningTokens":384,"messageId":null}`,
+		`{"scope":"session","inputTokens":2552,"outputTokens":15,"cacheReadTokens":0,"cacheCreationTokens":null,"costUsd":null,"turns":null,"durationMs":null,"reasoningTokens":0,"contextWindow":272000}`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("usage (-want +got):\n%s", diff)
+	}
+}
+
+// TestCodexItems checks the item lifecycle on recorded lines: a call at
+// item.started, the result at item.completed, a call and result together
+// for an item completed without a start, the shell wrapper taken off the
+// summary, and the error item as a warning.
+func TestCodexItems(t *testing.T) {
+	got := render(decode(
+		`{"type":"item.started","item":{"id":"item_1","type":"command_execution","command":"bash -lc 'cat sample.txt'","aggregated_output":"","status":"in_progress"}}`,
+		`{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"bash -lc 'cat sample.txt'","aggregated_output":"test content\n","exit_code":0,"status":"completed"}}`,
+		`{"type":"item.completed","item":{"id":"item_9","type":"command_execution","command":"/bin/zsh -lc tools","aggregated_output":"zsh:1: command not found: tools\n","exit_code":127,"status":"failed"}}`,
+		`{"type":"item.completed","item":{"id":"item_0","type":"error","message":"Skill descriptions were shortened..."}}`,
+	))
+	want := []string{
+		`tool.call {"callId":"item_1","name":"command_execution","input":"{\"command\":\"bash -lc 'cat sample.txt'\"}","truncated":false,"category":"execute","summary":"cat sample.txt"}`,
+		`tool.result {"callId":"item_1","isError":false,"output":"test content\n","truncated":false,"name":"command_execution","characters":13,"exitCode":0}`,
+		`tool.call {"callId":"item_9","name":"command_execution","input":"{\"command\":\"/bin/zsh -lc tools\"}","truncated":false,"category":"execute","summary":"tools"}`,
+		`tool.result {"callId":"item_9","isError":true,"output":"zsh:1: command not found: tools\n","truncated":false,"name":"command_execution","characters":32,"exitCode":127}`,
+		`warning {"message":"Skill descriptions were shortened..."}`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+// TestCodexErrors: a top-level error is a retry when it is a reconnect
+// notice, an error otherwise; turn.failed ends the turn and the session.
+func TestCodexErrors(t *testing.T) {
+	got := render(decode(
+		`{"type":"error","message":"Reconnecting... 2/5"}`,
+		`{"type":"error","message":"stream error: stream disconnected before completion: Transport error; retrying 1/5 in 211ms…"}`,
+		`{"type":"error","message":"unexpected status 401 Unauthorized"}`,
+		`{"type":"turn.failed","error":{"message":"unexpected status 401 Unauthorized"}}`,
+	))
+	want := []string{
+		`retry {"attempt":2,"maxRetries":5,"delayMs":null,"error":"Reconnecting... 2/5","status":null}`,
+		`retry {"attempt":1,"maxRetries":5,"delayMs":211,"error":"stream error: stream disconnected before completion: Transport error; retrying 1/5 in 211ms…","status":null}`,
+		`error {"message":"unexpected status 401 Unauthorized","errorType":null,"recoverable":null}`,
+		`turn.ended {"turn":0,"reason":"error"}`,
+		`session.ended {"status":"failed","stopReason":null,"summary":null,"error":"unexpected status 401 Unauthorized","reason":"completion"}`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,403 @@
+// Package gemini is the adapter for Gemini CLI's stream-json output
+// (protocol gemini-json, `gemini --output-format stream-json`): init,
+// message, tool_use, tool_result, error and result lines. It also reads the
+// single object `--output-format json` prints at exit.
+package gemini
+
+import (
+	"strings"
+	"time"
+
+	"github.com/agentstream/agentstream"
+	"github.com/agentstream/agentstream/adapter/internal/fields"
+	"github.com/agentstream/agentstream/internal/jsonscan"
+)
+
+// Harness is the harness named in session.started.
+const Harness = "gemini-cli"
+
+// Decoder reads one Gemini CLI stream. It is not safe for concurrent use.
+type Decoder struct {
+	tools   map[string]string // tool_id -> tool name
+	turn    int64
+	summary string // the latest complete assistant message
+
+	// The assistant text of the current run of delta chunks.
+	text   strings.Builder
+	chars  int64
+	textAt time.Time
+}
+
+var _ agentstream.Decoder = (*Decoder)(nil)
+
+// NewDecoder returns a Decoder for one stream.
+func NewDecoder() *Decoder {
+	return &Decoder{tools: map[string]string{}}
+}
+
+// textCap bounds the accumulated text: enough for MaxText code points.
+const textCap = 4 * agentstream.MaxText
+
+// line is what a line's top level holds, as raw JSON values.
+type line struct {
+	typ, timestamp, sessionID, model, role, content, delta []byte
+	toolName, toolID, parameters, status, output, errorV   []byte
+	severity, message, stats, response                     []byte
+}
+
+// Decode appends the events of one line to dst.
+func (d *Decoder) Decode(dst []agentstream.Event, raw []byte) []agentstream.Event {
+	raw = jsonscan.TrimSpace(raw)
+	if len(raw) == 0 {
+		return dst
+	}
+	if raw[0] != '{' {
+		if jsonscan.IsNull(raw) {
+			return dst
+		}
+		return append(dst, fields.Raw(raw))
+	}
+	var l line
+	obj, _ := jsonscan.Object(raw)
+	for obj.Next() {
+		v := obj.Value()
+		switch string(obj.Key()) {
+		case "type":
+			l.typ = v
+		case "timestamp":
+			l.timestamp = v
+		case "session_id":
+			l.sessionID = v
+		case "model":
+			l.model = v
+		case "role":
+			l.role = v
+		case "content":
+			l.content = v
+		case "delta":
+			l.delta = v
+		case "tool_name":
+			l.toolName = v
+		case "tool_id":
+			l.toolID = v
+		case "parameters":
+			l.parameters = v
+		case "status":
+			l.status = v
+		case "output":
+			l.output = v
+		case "error":
+			l.errorV = v
+		case "severity":
+			l.severity = v
+		case "message":
+			l.message = v
+		case "stats":
+			l.stats = v
+		case "response":
+			l.response = v
+		}
+	}
+	if !obj.Complete() {
+		return append(dst, fields.Raw(raw))
+	}
+	at := fields.Time(l.timestamp)
+	typ := fields.Str(l.typ)
+	if typ == "message" && fields.Str(l.role) == agentstream.RoleAssistant && fields.Bool(l.delta) {
+		return d.chunk(dst, &l, at)
+	}
+	dst = d.flush(dst)
+	start := len(dst)
+	switch typ {
+	case "init":
+		s := &agentstream.SessionStarted{Harness: Harness, Model: fields.Str(l.model), SessionID: fields.Str(l.sessionID)}
+		if w, ok := agentstream.ContextWindow(s.Model); ok {
+			s.ContextWindow = &w
+		}
+		dst = append(dst, agentstream.E(s))
+	case "message":
+		role := fields.Str(l.role)
+		switch role {
+		case agentstream.RoleUser, agentstream.RoleAssistant, agentstream.RoleSystem:
+		default:
+			return append(dst, fields.Raw(raw))
+		}
+		text, trunc, n := fields.Text(l.content)
+		if n == 0 {
+			return dst
+		}
+		if role == agentstream.RoleAssistant {
+			d.summary = text
+		}
+		dst = append(dst, agentstream.E(&agentstream.Message{Role: role, Text: text, Truncated: trunc}))
+	case "tool_use":
+		dst = d.toolUse(dst, &l)
+	case "tool_result":
+		dst = d.toolResult(dst, &l)
+	case "error":
+		dst = append(dst, agentstream.E(notice(&l)))
+	case "result":
+		if u := statsUsage(l.stats); u != nil {
+			dst = append(dst, agentstream.E(u))
+		}
+		dst = d.result(dst, fields.Str(l.status) == "success", l.errorV)
+	case "":
+		if len(l.typ) == 0 && len(l.response) > 0 && len(l.stats) > 0 {
+			dst = d.jsonOutput(dst, &l)
+			break
+		}
+		return append(dst, fields.Raw(raw))
+	default:
+		return append(dst, fields.Raw(raw))
+	}
+	for i := start; i < len(dst); i++ {
+		dst[i].Time = at
+	}
+	return dst
+}
+
+// chunk maps an assistant delta chunk: a live message.delta now, and text
+// kept for the complete message emitted when anything else arrives.
+func (d *Decoder) chunk(dst []agentstream.Event, l *line, at time.Time) []agentstream.Event {
+	s := fields.Str(l.content)
+	if s == "" {
+		return dst
+	}
+	d.chars += int64(agentstream.CountChars(s))
+	if room := textCap - d.text.Len(); room > 0 {
+		if len(s) > room {
+			s, _ = agentstream.Clip(s, room/4)
+		}
+		d.text.WriteString(s)
+	}
+	d.textAt = at
+	ev := agentstream.E(&agentstream.MessageDelta{Role: agentstream.RoleAssistant, Text: fields.Str(l.content)})
+	ev.Time = at
+	return append(dst, ev)
+}
+
+// flush emits the complete message of the chunks accumulated so far.
+func (d *Decoder) flush(dst []agentstream.Event) []agentstream.Event {
+	if d.chars == 0 {
+		return dst
+	}
+	text, trunc := agentstream.Clip(d.text.String(), agentstream.MaxText)
+	trunc = trunc || d.chars > int64(agentstream.CountChars(text))
+	d.summary = text
+	ev := agentstream.E(&agentstream.Message{Role: agentstream.RoleAssistant, Text: text, Truncated: trunc})
+	ev.Time = d.textAt
+	d.text.Reset()
+	d.chars = 0
+	d.textAt = time.Time{}
+	return append(dst, ev)
+}
+
+// End appends the message of the chunks that no other line followed.
+func (d *Decoder) End(dst []agentstream.Event) []agentstream.Event {
+	return d.flush(dst)
+}
+
+func (d *Decoder) toolUse(dst []agentstream.Event, l *line) []agentstream.Event {
+	id, name := fields.Str(l.toolID), fields.Str(l.toolName)
+	in, trunc := fields.Input(l.parameters)
+	category, summary := describeTool(name, l.parameters)
+	if id != "" {
+		d.tools[id] = name
+	}
+	dst = append(dst, agentstream.E(&agentstream.ToolCall{
+		CallID: id, Name: name, Input: in, Truncated: trunc, Category: category, Summary: summary,
+	}))
+	if name == "write_todos" {
+		if p := todoPlan(l.parameters); p != nil {
+			dst = append(dst, agentstream.E(p))
+		}
+	}
+	return dst
+}
+
+func (d *Decoder) toolResult(dst []agentstream.Event, l *line) []agentstream.Event {
+	id := fields.Str(l.toolID)
+	name, ok := d.tools[id]
+	if ok {
+		delete(d.tools, id)
+	} else {
+		name = nameFromID(id)
+	}
+	r := &agentstream.ToolResult{CallID: id, Name: name, IsError: fields.Str(l.status) == "error"}
+	r.Output, r.Truncated, r.Characters = fields.Text(l.output)
+	if len(l.errorV) > 0 && !jsonscan.IsNull(l.errorV) {
+		r.IsError = true
+		if r.Characters == 0 {
+			r.Output, r.Truncated, r.Characters = fields.Text(jsonscan.Get(l.errorV, "message"))
+		}
+	}
+	return append(dst, agentstream.E(r))
+}
+
+// nameFromID recovers a tool's name from its id when the call was not seen:
+// ids are "<tool>-<epoch ms>-<hex>" (or "<tool>__<tool>_<ms>_<n>" in 0.45).
+func nameFromID(id string) string {
+	if i := strings.Index(id, "__"); i > 0 {
+		return id[:i]
+	}
+	i := strings.LastIndexByte(id, '-')
+	if i <= 0 {
+		return ""
+	}
+	j := strings.LastIndexByte(id[:i], '-')
+	if j <= 0 {
+		return ""
+	}
+	for _, c := range id[j+1 : i] {
+		if c < '0' || c > '9' {
+			return ""
+		}
+	}
+	return id[:j]
+}
+
+// notice maps an error line: severity warning is a warning; severity error
+// (a result follows it) or none is an error.
+func notice(l *line) agentstream.Payload {
+	msg, _, _ := fields.Text(l.message)
+	if msg == "" {
+		msg, _, _ = fields.Text(jsonscan.Get(l.errorV, "message"))
+	}
+	if fields.Str(l.severity) == "warning" {
+		return &agentstream.Warning{Message: msg}
+	}
+	return &agentstream.Error{Message: msg, ErrorType: fields.Str(jsonscan.Get(l.errorV, "type"))}
+}
+
+// result ends the run: turn.ended and session.ended, with the error
+// object of a run that failed.
+func (d *Decoder) result(dst []agentstream.Event, success bool, errorV []byte) []agentstream.Event {
+	end := &agentstream.SessionEnded{Status: agentstream.StatusSucceeded, Reason: agentstream.ReasonCompletion, Summary: d.summary}
+	reason := agentstream.TurnOK
+	if !success {
+		end.Status = agentstream.StatusFailed
+		reason = agentstream.TurnError
+		end.Error = errorText(errorV)
+		if end.Error == "" {
+			end.Error = "error"
+		}
+	}
+	end.StopReason = fields.Str(jsonscan.Get(errorV, "type"))
+	d.turn++
+	d.summary = ""
+	dst = append(dst, agentstream.E(&agentstream.TurnEnded{Turn: d.turn, Reason: reason}))
+	return append(dst, agentstream.E(end))
+}
+
+// errorText says what an {type, message} error object (or a string) holds.
+func errorText(v []byte) string {
+	msg := fields.Str(jsonscan.Get(v, "message"))
+	if msg == "" {
+		msg = fields.Str(v)
+	}
+	if t := fields.Str(jsonscan.Get(v, "type")); t != "" && msg == "" {
+		msg = t
+	}
+	s, _ := agentstream.Clip(msg, agentstream.MaxText)
+	return s
+}
+
+// statsUsage maps result.stats, the whole process's tokens summed over all
+// models: input_tokens includes cached tokens, which the newer "input" key
+// excludes.
+func statsUsage(stats []byte) *agentstream.Usage {
+	var total, in, nonCached, cached, out, duration []byte
+	obj, ok := jsonscan.Object(stats)
+	if !ok {
+		return nil
+	}
+	for obj.Next() {
+		v := obj.Value()
+		switch string(obj.Key()) {
+		case "total_tokens":
+			total = v
+		case "input_tokens":
+			in = v
+		case "input":
+			nonCached = v
+		case "cached":
+			cached = v
+		case "output_tokens":
+			out = v
+		case "duration_ms":
+			duration = v
+		}
+	}
+	u := &agentstream.Usage{
+		Scope:           agentstream.ScopeSession,
+		OutputTokens:    fields.Int(out),
+		CacheReadTokens: fields.Int(cached),
+		DurationMs:      fields.Int(duration),
+	}
+	u.InputTokens = fields.Int(nonCached)
+	if u.InputTokens == nil {
+		if n := fields.Int(in); n != nil {
+			if u.CacheReadTokens != nil {
+				*n = max(*n-*u.CacheReadTokens, 0)
+			}
+			u.InputTokens = n
+		}
+	}
+	if u.InputTokens == nil && u.OutputTokens == nil && len(total) == 0 && u.DurationMs == nil {
+		return nil
+	}
+	return u
+}
+
+// jsonOutput maps the object `--output-format json` prints at exit:
+// {session_id?, response, stats{models{…}}, error?}.
+func (d *Decoder) jsonOutput(dst []agentstream.Event, l *line) []agentstream.Event {
+	if id := fields.Str(l.sessionID); id != "" {
+		dst = append(dst, agentstream.E(&agentstream.SessionStarted{Harness: Harness, SessionID: id}))
+	}
+	text, trunc, n := fields.Text(l.response)
+	if n > 0 {
+		dst = append(dst, agentstream.E(&agentstream.Message{Role: agentstream.RoleAssistant, Text: text, Truncated: trunc}))
+		d.summary = text
+	}
+	if u := modelsUsage(jsonscan.Get(l.stats, "models")); u != nil {
+		dst = append(dst, agentstream.E(u))
+	}
+	failed := len(l.errorV) > 0 && !jsonscan.IsNull(l.errorV)
+	return d.result(dst, !failed, l.errorV)
+}
+
+// modelsUsage sums the per-model tokens of the json output's session
+// metrics: prompt includes cached; thoughts are output the model did not
+// show.
+func modelsUsage(models []byte) *agentstream.Usage {
+	obj, ok := jsonscan.Object(models)
+	if !ok {
+		return nil
+	}
+	var in, out, cached, thoughts int64
+	seen := false
+	for obj.Next() {
+		tok := jsonscan.Get(obj.Value(), "tokens")
+		get := func(k string) int64 {
+			n, _ := jsonscan.Int(jsonscan.Get(tok, k))
+			return n
+		}
+		if len(tok) == 0 {
+			continue
+		}
+		seen = true
+		p, c := get("prompt"), get("cached")
+		in += max(p-c, 0)
+		cached += c
+		out += get("candidates") + get("thoughts")
+		thoughts += get("thoughts")
+	}
+	if !seen {
+		return nil
+	}
+	return &agentstream.Usage{
+		Scope: agentstream.ScopeSession, InputTokens: &in, OutputTokens: &out,
+		CacheReadTokens: &cached, ReasoningTokens: &thoughts,
+	}
+}

@@ -1,0 +1,153 @@
+package opencode_test
+
+import (
+	"flag"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentstream/agentstream"
+	"github.com/agentstream/agentstream/adapter/opencode"
+	"github.com/agentstream/agentstream/agentstreamtest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func TestConformance(t *testing.T) {
+	agentstreamtest.RunAdapter(t, agentstreamtest.AdapterCase{
+		Protocol: "opencode-json",
+		Fixtures: []string{"testdata/*.jsonl"},
+		Corpus:   []string{"../../../shared/corpus/opencode/*.jsonl"},
+		Update:   *update,
+	})
+}
+
+func FuzzDecode(f *testing.F) { agentstreamtest.FuzzDecoder(f, "opencode-json", "testdata/*.jsonl") }
+
+func decode(lines ...string) []agentstream.Event {
+	d := opencode.NewDecoder()
+	var evs []agentstream.Event
+	for _, l := range lines {
+		evs = d.Decode(evs, []byte(l))
+	}
+	return d.End(evs)
+}
+
+func render(evs []agentstream.Event) []string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.Type()+" "+string(e.Payload.AppendJSON(nil)))
+	}
+	return out
+}
+
+func readLines(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSpace(string(data)), "\n")
+}
+
+// TestOpencodePerStepSums: each step_finish is one model call, with input
+// excluding cache and reasoning counted apart from output; each becomes
+// call usage (reasoning added to output), and the recap sums them, cost
+// included. Recorded runs: opencode 1.18.18 (two steps, tokens.total given)
+// and a January 2026 capture (two steps with costs).
+func TestOpencodePerStepSums(t *testing.T) {
+	t.Run("1.18.18", func(t *testing.T) {
+		evs := decode(readLines(t, "testdata/PortnovAlex80-saga-mcp-opencode-1-18-18-run-format-json-tool-session.jsonl")...)
+		var got []string
+		for _, e := range evs {
+			if u, ok := e.Payload.(*agentstream.Usage); ok {
+				got = append(got, string(u.AppendJSON(nil)))
+			}
+		}
+		want := []string{
+			`{"scope":"call","model":null,"inputTokens":237,"outputTokens":106,"cacheReadTokens":7936,"cacheCreationTokens":0,"contextTokens":8173,"reasoningTokens":67,"messageId":"msg_019bdb8fc001MNeahrlP0zBwVZ","costUsd":0}`,
+			`{"scope":"call","model":null,"inputTokens":609,"outputTokens":10,"cacheReadTokens":7936,"cacheCreationTokens":0,"contextTokens":8545,"reasoningTokens":9,"messageId":"msg_019bde0d6001N6axPzOtFwnCMC","costUsd":0}`,
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("usage (-want +got):\n%s", diff)
+		}
+		r := agentstream.SummarizeUsage(evs)
+		// tokens.total of the two lines: 8279 + 8555.
+		if r.TokensFrom != "calls" || r.Calls != 2 || r.TotalTokens() != 8279+8555 {
+			t.Errorf("recap = %s (from %q, %d calls, %d tokens), want 2 calls, %d tokens", r.String(), r.TokensFrom, r.Calls, r.TotalTokens(), 8279+8555)
+		}
+		if *r.InputTokens != 846 || *r.CacheReadTokens != 15872 || *r.OutputTokens != 116 || *r.ReasoningTokens != 76 || *r.ContextTokens != 8545 {
+			t.Errorf("recap = %+v", r)
+		}
+	})
+	t.Run("costs", func(t *testing.T) {
+		evs := decode(readLines(t, "testdata/banteg-takopi-opencode-stream-success.jsonl")...)
+		r := agentstream.SummarizeUsage(evs)
+		if r.Calls != 2 || *r.InputTokens != 21772+671 || *r.CacheReadTokens != 21415 || *r.OutputTokens != 118 {
+			t.Errorf("recap = %s, want 2 calls, 22443 in, 21415 cached, 118 out", r.String())
+		}
+		if r.CostUSD == nil || *r.CostUSD != 0.001 {
+			t.Errorf("cost = %v, want 0.001 (the steps' costs summed)", r.CostUSD)
+		}
+	})
+}
+
+// TestOpencodeEnds: the final step (reason other than tool-calls) ends the
+// run; a run whose step_finish was lost has no completion (the runner ends
+// it); an error makes the final status failed.
+func TestOpencodeEnds(t *testing.T) {
+	ends := func(evs []agentstream.Event) []string {
+		var out []string
+		for _, e := range evs {
+			switch e.Type() {
+			case agentstream.TypeTurnEnded, agentstream.TypeSessionEnded:
+				out = append(out, e.Type()+" "+string(e.Payload.AppendJSON(nil)))
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name  string
+		lines []string
+		want  []string
+	}{
+		{"stop", readLines(t, "testdata/sortie-ai-sortie-opencode-simple-turn.jsonl"), []string{
+			`turn.ended {"turn":1,"reason":"ok"}`,
+			`session.ended {"status":"succeeded","stopReason":"stop","summary":"Hello, world!","error":null,"reason":"completion"}`,
+		}},
+		{"tool-calls only", readLines(t, "testdata/PortnovAlex80-saga-mcp-opencode-1-18-18-run-format-json-tool-session.jsonl")[:4], nil},
+		{"missing step_finish", readLines(t, "testdata/anomalyco-opencode-issue26855-missing-step-finish.jsonl"), nil},
+		{"error then done", append(readLines(t, "testdata/sortie-ai-sortie-opencode-logical-failure-exit0.jsonl"),
+			`{"type":"done","timestamp":1777197598300,"sessionID":"ses_fail123","reason":"idle","rejected":["bash"]}`), []string{
+			`turn.ended {"turn":1,"reason":"error"}`,
+			`session.ended {"status":"failed","stopReason":"idle","summary":null,"error":"invalid api key","reason":"completion"}`,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, ends(decode(tc.lines...))); diff != "" {
+				t.Errorf("ends (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestOpencodeToolUse: a completed tool part gives the call and its result
+// together; a failed one an error result.
+func TestOpencodeToolUse(t *testing.T) {
+	got := render(decode(
+		`{"type":"tool_use","timestamp":1767036061199,"sessionID":"ses_494719016ffe85dkDMj0FPRbHK","part":{"id":"prt_b6b8e85bb001CzBoN2dDlEZJnP","sessionID":"ses_494719016ffe85dkDMj0FPRbHK","messageID":"msg_b6b8e702b0012XuEC4bGe0XhKa","type":"tool","callID":"r9bQWsNLvOrJGIOz","tool":"bash","state":{"status":"completed","input":{"command":"echo hello","description":"Print hello to stdout"},"output":"hello\n","title":"Print hello to stdout","metadata":{"output":"hello\n","exit":0,"description":"Print hello to stdout"},"time":{"start":1767036061123,"end":1767036061173}}}}`,
+		`{"type":"tool_use","timestamp":1767036061300,"sessionID":"ses_494719016ffe85dkDMj0FPRbHK","part":{"id":"prt_2","sessionID":"ses_494719016ffe85dkDMj0FPRbHK","messageID":"msg_b6b8e702b0012XuEC4bGe0XhKa","type":"tool","callID":"c2","tool":"read","state":{"status":"error","input":{"filePath":"/nope"},"error":"File not found: /nope","time":{"start":1,"end":2}}}}`,
+	))
+	want := []string{
+		`session.started {"harness":"opencode","model":null,"contextWindow":null,"cwd":null,"sessionId":"ses_494719016ffe85dkDMj0FPRbHK","tools":null,"version":null,"permissionMode":null}`,
+		`tool.call {"callId":"r9bQWsNLvOrJGIOz","name":"bash","input":"{\"command\":\"echo hello\",\"description\":\"Print hello to stdout\"}","truncated":false,"category":"execute","summary":"echo hello"}`,
+		`tool.result {"callId":"r9bQWsNLvOrJGIOz","isError":false,"output":"hello\n","truncated":false,"name":"bash","characters":6,"exitCode":0}`,
+		`tool.call {"callId":"c2","name":"read","input":"{\"filePath\":\"/nope\"}","truncated":false,"category":"read","summary":"/nope"}`,
+		`tool.result {"callId":"c2","isError":true,"output":"File not found: /nope","truncated":false,"name":"read","characters":21,"exitCode":null}`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}

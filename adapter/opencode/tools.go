@@ -1,0 +1,240 @@
+package opencode
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/agentstream/agentstream"
+	"github.com/agentstream/agentstream/adapter/internal/fields"
+	"github.com/agentstream/agentstream/internal/jsonscan"
+)
+
+// toolUse maps a tool part. opencode prints it once the tool completed or
+// failed, so the call and its result come from the same line; a part still
+// pending or running gives the call alone.
+func (d *Decoder) toolUse(dst []agentstream.Event, raw, part []byte) []agentstream.Event {
+	var partID, callID, tool, state []byte
+	obj, _ := jsonscan.Object(part)
+	for obj.Next() {
+		v := obj.Value()
+		switch string(obj.Key()) {
+		case "id":
+			partID = v
+		case "callID":
+			callID = v
+		case "tool":
+			tool = v
+		case "state":
+			state = v
+		}
+	}
+	if len(state) == 0 || len(tool) == 0 {
+		return append(dst, fields.Raw(raw))
+	}
+	var status, input, output, errV, metadata []byte
+	st, _ := jsonscan.Object(state)
+	for st.Next() {
+		v := st.Value()
+		switch string(st.Key()) {
+		case "status":
+			status = v
+		case "input":
+			input = v
+		case "output":
+			output = v
+		case "error":
+			errV = v
+		case "metadata":
+			metadata = v
+		}
+	}
+	id := fields.Str(callID)
+	if id == "" {
+		id = fields.Str(partID)
+	}
+	name := fields.Str(tool)
+	if !d.called[id] {
+		in, trunc := fields.Input(input)
+		category, summary := describeTool(name, input)
+		dst = append(dst, agentstream.E(&agentstream.ToolCall{
+			CallID: id, Name: name, Input: in, Truncated: trunc, Category: category, Summary: summary,
+		}))
+		switch name {
+		case "todowrite":
+			if p := todoPlan(input); p != nil {
+				dst = append(dst, agentstream.E(p))
+			}
+		case "task":
+			desc, _ := agentstream.Clip(fields.Summary(fields.Str(jsonscan.Get(input, "description"))), agentstream.MaxText)
+			dst = append(dst, agentstream.E(&agentstream.Subagent{
+				ID: subagentID(id, metadata), CallID: id, Name: fields.Str(jsonscan.Get(input, "subagent_type")),
+				Status: agentstream.SubagentStarted, Description: desc,
+			}))
+		}
+		if id != "" {
+			d.called[id] = true
+		}
+	}
+	s := fields.Str(status)
+	if s != "completed" && s != "error" {
+		return dst
+	}
+	delete(d.called, id)
+	r := &agentstream.ToolResult{CallID: id, Name: name, IsError: s == "error"}
+	out := output
+	if r.IsError && len(errV) > 0 {
+		out = errV
+	}
+	switch {
+	case len(out) > 0 && out[0] == '"':
+		r.Output, r.Truncated, r.Characters = fields.Text(out)
+	case len(out) > 0 && !jsonscan.IsNull(out):
+		r.Output, r.Truncated = fields.Input(out)
+		r.Characters = int64(agentstream.CountChars(r.Output))
+	}
+	r.ExitCode = fields.Int(firstOf(metadata, "exit", "exitCode", "exit_code"))
+	if r.IsError {
+		if msg := fields.Str(errV); isRejection(msg) {
+			d.denied[name] = true
+			dst = append(dst, agentstream.E(&agentstream.ToolDenied{CallID: id, Name: name, Reason: fields.Summary(msg)}))
+		}
+	}
+	dst = append(dst, agentstream.E(r))
+	if name == "task" {
+		sub := agentstream.SubagentFinished
+		if r.IsError {
+			sub = agentstream.SubagentFailed
+		}
+		dst = append(dst, agentstream.E(&agentstream.Subagent{ID: subagentID(id, metadata), CallID: id, Status: sub}))
+	}
+	return dst
+}
+
+// subagentID is the child session a task call ran, else the call's id.
+func subagentID(callID string, metadata []byte) string {
+	if s := fields.Str(firstOf(metadata, "sessionId", "sessionID")); s != "" {
+		return s
+	}
+	return callID
+}
+
+// isRejection reports whether a tool error says a permission was refused.
+func isRejection(msg string) bool {
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "rejected permission") || strings.Contains(m, "permission denied by") ||
+		strings.Contains(m, "auto-reject")
+}
+
+func firstOf(obj []byte, keys ...string) []byte {
+	for _, k := range keys {
+		if v := jsonscan.Get(obj, k); len(v) > 0 && !jsonscan.IsNull(v) {
+			return v
+		}
+	}
+	return nil
+}
+
+// opencodeTools says, for each opencode built-in tool the adapter knows, its
+// category and which input key gives the safe summary. A tool not listed
+// (an MCP tool, a plugin's) gets the category other and no summary.
+var opencodeTools = map[string]struct {
+	category string
+	keys     []string
+}{
+	"bash":        {agentstream.CategoryExecute, []string{"command"}},
+	"read":        {agentstream.CategoryRead, []string{"filePath", "path"}},
+	"list":        {agentstream.CategoryRead, []string{"path"}},
+	"write":       {agentstream.CategoryEdit, []string{"filePath", "path"}},
+	"edit":        {agentstream.CategoryEdit, []string{"filePath", "path"}},
+	"multiedit":   {agentstream.CategoryEdit, []string{"filePath", "path"}},
+	"patch":       {agentstream.CategoryEdit, nil},
+	"apply_patch": {agentstream.CategoryEdit, nil},
+	"glob":        {agentstream.CategorySearch, []string{"pattern"}},
+	"grep":        {agentstream.CategorySearch, []string{"pattern"}},
+	"codesearch":  {agentstream.CategorySearch, []string{"query"}},
+	"websearch":   {agentstream.CategorySearch, []string{"query"}},
+	"webfetch":    {agentstream.CategoryFetch, []string{"url"}},
+	"task":        {agentstream.CategoryDelegate, []string{"description"}},
+	"todowrite":   {agentstream.CategoryPlan, nil},
+	"todoread":    {agentstream.CategoryPlan, nil},
+	"question":    {agentstream.CategoryAsk, nil},
+	"skill":       {agentstream.CategoryOther, []string{"name"}},
+}
+
+// describeTool returns the category and safe summary of a tool call.
+func describeTool(name string, input []byte) (category, summary string) {
+	t, ok := opencodeTools[name]
+	if !ok {
+		return agentstream.CategoryOther, ""
+	}
+	switch name {
+	case "todowrite":
+		n := 0
+		arr, ok := jsonscan.Array(jsonscan.Get(input, "todos"))
+		for ok && arr.Next() {
+			n++
+		}
+		if n == 1 {
+			return t.category, "1 todo"
+		}
+		return t.category, strconv.Itoa(n) + " todos"
+	case "todoread":
+		return t.category, "read todos"
+	case "patch", "apply_patch":
+		return t.category, patchSummary(fields.Str(firstOf(input, "patchText", "patch", "input")))
+	case "question":
+		arr, ok := jsonscan.Array(jsonscan.Get(input, "questions"))
+		if ok && arr.Next() {
+			return t.category, fields.Summary(fields.Str(jsonscan.Get(arr.Value(), "question")))
+		}
+		return t.category, ""
+	}
+	for _, k := range t.keys {
+		if s := fields.Summary(fields.Str(jsonscan.Get(input, k))); s != "" {
+			return t.category, s
+		}
+	}
+	return t.category, ""
+}
+
+// patchSummary names the first file of an apply_patch text ("*** Update
+// File: path") and how many more it touches.
+func patchSummary(patch string) string {
+	first, n := "", 0
+	for line := range strings.Lines(patch) {
+		for _, p := range []string{"*** Add File: ", "*** Update File: ", "*** Delete File: "} {
+			if rest, ok := strings.CutPrefix(line, p); ok {
+				n++
+				if first == "" {
+					first = strings.TrimSpace(rest)
+				}
+			}
+		}
+	}
+	s := fields.Summary(first)
+	if n > 1 {
+		s += " (+" + strconv.Itoa(n-1) + " more)"
+	}
+	return s
+}
+
+// todoPlan reads todowrite's todos ({content, status}) as a plan.
+func todoPlan(input []byte) *agentstream.Plan {
+	arr, ok := jsonscan.Array(jsonscan.Get(input, "todos"))
+	if !ok {
+		return nil
+	}
+	p := &agentstream.Plan{Steps: []agentstream.PlanStep{}}
+	for arr.Next() {
+		e := arr.Value()
+		text, _, _ := fields.Text(jsonscan.Get(e, "content"))
+		status := fields.Str(jsonscan.Get(e, "status"))
+		switch status {
+		case agentstream.StepPending, agentstream.StepInProgress, agentstream.StepCompleted, agentstream.StepCancelled:
+		default:
+			status = agentstream.StepPending
+		}
+		p.Steps = append(p.Steps, agentstream.PlanStep{Text: text, Status: status})
+	}
+	return p
+}
