@@ -298,7 +298,9 @@ func TestConformanceAmp(t *testing.T) {
 	})
 }
 
-func FuzzDecodeQwen(f *testing.F) { agentstreamtest.FuzzDecoder(f, "qwen-json", "testdata/qwen/*.jsonl") }
+func FuzzDecodeQwen(f *testing.F) {
+	agentstreamtest.FuzzDecoder(f, "qwen-json", "testdata/qwen/*.jsonl")
+}
 
 // TestQwenRealUsage reads a recorded Qwen Code session: of its assistant
 // lines only two report non-zero usage, and input_tokens there include the

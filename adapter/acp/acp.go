@@ -1,0 +1,542 @@
+// Package acp is the adapter for the Agent Client Protocol (protocol acp):
+// what an ACP agent writes on its stdout, JSON-RPC 2.0 messages one per
+// line. It maps the agent's session/update notifications, its
+// session/request_permission requests, and its responses (initialize,
+// session/new, session/prompt, errors). The runner speaks the client side;
+// the decoder also reads transcripts holding both directions, and bare
+// update objects without their envelope.
+package acp
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/agentstream/agentstream"
+	"github.com/agentstream/agentstream/adapter/internal/fields"
+	"github.com/agentstream/agentstream/internal/jsonscan"
+)
+
+// Harness is the harness named in session.started when the agent does not
+// name itself; an agent that does gives "acp:<name>".
+const Harness = "acp"
+
+// Kinds of streamed text.
+const (
+	textNone = iota
+	textAgent
+	textUser
+	textThought
+)
+
+// Decoder reads one ACP stream. It is not safe for concurrent use.
+type Decoder struct {
+	agent, version string // from the initialize result
+	initialized    bool
+	started        bool
+	sessionID      string
+	model, mode    string
+	replay         bool // between initialize and the next response: a session/load replay
+
+	inTurn   bool
+	turn     int64
+	lastText string // the turn's latest agent message, for session.ended
+
+	open       int // the kind of text being streamed
+	openID     string
+	openReplay bool
+	text       acc
+
+	tools map[string]*tool
+
+	// The latest figures of each kind of session usage, restated together.
+	tokens  *agentstream.Usage
+	cost    *float64
+	ctxUsed *int64
+	ctxSize *int64
+}
+
+var _ agentstream.Decoder = (*Decoder)(nil)
+
+// NewDecoder returns a Decoder for one stream.
+func NewDecoder() *Decoder {
+	return &Decoder{tools: map[string]*tool{}}
+}
+
+// lineOf is what a line's top level holds, as raw JSON values.
+type lineOf struct {
+	jsonrpc, id, method, params, result, errorV, sessionUpdate, stopReason, typ []byte
+	hasResult                                                                   bool
+}
+
+// Decode appends the events of one line to dst.
+func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Event {
+	line = jsonscan.TrimSpace(line)
+	if len(line) == 0 {
+		return dst
+	}
+	if line[0] != '{' {
+		if jsonscan.IsNull(line) {
+			return dst
+		}
+		return append(dst, fields.Raw(line))
+	}
+	var l lineOf
+	obj, _ := jsonscan.Object(line)
+	for obj.Next() {
+		v := obj.Value()
+		switch string(obj.Key()) {
+		case "jsonrpc":
+			l.jsonrpc = v
+		case "id":
+			l.id = v
+		case "method":
+			l.method = v
+		case "params":
+			l.params = v
+		case "result":
+			l.result, l.hasResult = v, true
+		case "error":
+			l.errorV = v
+		case "sessionUpdate":
+			l.sessionUpdate = v
+		case "stopReason":
+			l.stopReason = v
+		case "type":
+			l.typ = v
+		}
+	}
+	if !obj.Complete() {
+		return append(dst, fields.Raw(line))
+	}
+	method := fields.Str(l.method)
+	switch {
+	case method != "" && len(l.id) > 0:
+		if method == "session/request_permission" {
+			return d.permission(dst, line, &l)
+		}
+		if method == "session/prompt" {
+			// The client's prompt, in a log of both directions: what
+			// follows is live.
+			d.replay = false
+		}
+		// fs/*, terminal/* and the client's own requests: nothing of ours.
+		return append(dst, fields.Raw(line))
+	case method == "session/update":
+		var u, sessionID []byte
+		obj, _ := jsonscan.Object(l.params)
+		for obj.Next() {
+			switch string(obj.Key()) {
+			case "update":
+				u = obj.Value()
+			case "sessionId":
+				sessionID = obj.Value()
+			}
+		}
+		if len(u) == 0 || u[0] != '{' {
+			return append(dst, fields.Raw(line))
+		}
+		return d.update(dst, line, u, sessionID)
+	case method != "":
+		return append(dst, fields.Raw(line))
+	case l.hasResult && len(l.id) > 0:
+		return d.response(dst, line, l.result)
+	case len(l.errorV) > 0 && len(l.id) > 0:
+		return d.errorResponse(dst, line, l.errorV)
+	case len(l.typ) == 0 && len(l.sessionUpdate) > 0:
+		// A bare update object, as some logs print them.
+		return d.update(dst, line, line, nil)
+	case len(l.typ) == 0 && len(l.jsonrpc) == 0 && fields.Str(l.stopReason) != "":
+		// A bare prompt response.
+		return d.promptResult(dst, line)
+	}
+	return append(dst, fields.Raw(line))
+}
+
+// End appends the session.started of an agent that answered initialize
+// and nothing else. Streamed text without its end is flushed by the
+// Normalizer from the live deltas, marked partial.
+func (d *Decoder) End(dst []agentstream.Event) []agentstream.Event {
+	if d.initialized && !d.started {
+		d.started = true
+		dst = append(dst, agentstream.E(d.sessionStarted("")))
+	}
+	return dst
+}
+
+func (d *Decoder) harness() string {
+	if d.agent == "" {
+		return Harness
+	}
+	return Harness + ":" + d.agent
+}
+
+func (d *Decoder) sessionStarted(sessionID string) *agentstream.SessionStarted {
+	s := &agentstream.SessionStarted{Harness: d.harness(), SessionID: sessionID, Version: d.version, Model: d.model}
+	if w, ok := agentstream.ContextWindow(s.Model); ok {
+		s.ContextWindow = &w
+	}
+	return s
+}
+
+// ensureStarted announces the session before the first event of an agent
+// that answered initialize or names its session, when no session result
+// did.
+func (d *Decoder) ensureStarted(dst []agentstream.Event, sessionID string) []agentstream.Event {
+	if d.started || (sessionID == "" && !d.initialized) {
+		return dst
+	}
+	d.started = true
+	d.sessionID = sessionID
+	return append(dst, agentstream.E(d.sessionStarted(sessionID)))
+}
+
+// openTurn starts a turn at the first live output of the agent after a
+// prompt response (or in the stream).
+func (d *Decoder) openTurn(dst []agentstream.Event, replay bool) []agentstream.Event {
+	if replay || d.inTurn {
+		return dst
+	}
+	d.inTurn = true
+	d.turn++
+	return append(dst, agentstream.E(&agentstream.TurnStarted{Turn: d.turn}))
+}
+
+// flush appends the message or thinking streamed so far, when something
+// else arrives.
+func (d *Decoder) flush(dst []agentstream.Event) []agentstream.Event {
+	kind, replay := d.open, d.openReplay
+	d.open, d.openID = textNone, ""
+	if d.text.n == 0 {
+		return dst
+	}
+	text, trunc := d.text.text()
+	d.text.reset()
+	var p agentstream.Payload
+	switch kind {
+	case textThought:
+		p = &agentstream.Thinking{Text: text, Truncated: trunc}
+	case textUser:
+		p = &agentstream.Message{Role: agentstream.RoleUser, Text: text, Truncated: trunc}
+	default:
+		p = &agentstream.Message{Role: agentstream.RoleAssistant, Text: text, Truncated: trunc}
+		if !replay {
+			d.lastText = text
+		}
+	}
+	return append(dst, agentstream.Event{Payload: p, Replay: replay})
+}
+
+// response maps a response of the agent: initialize (remembered for
+// session.started), a session result (session/new, load, resume, fork),
+// a prompt result, a config option result; others are raw. Any response
+// ends a session/load replay.
+func (d *Decoder) response(dst []agentstream.Event, line, result []byte) []agentstream.Event {
+	dst = d.flush(dst)
+	d.replay = false
+	if len(result) == 0 || result[0] != '{' {
+		return append(dst, fields.Raw(line))
+	}
+	var protocol, agentInfo, sessionID, stopReason, configOptions, modes, models []byte
+	obj, _ := jsonscan.Object(result)
+	for obj.Next() {
+		v := obj.Value()
+		switch string(obj.Key()) {
+		case "protocolVersion":
+			protocol = v
+		case "agentInfo":
+			agentInfo = v
+		case "sessionId":
+			sessionID = v
+		case "stopReason":
+			stopReason = v
+		case "configOptions":
+			configOptions = v
+		case "modes":
+			modes = v
+		case "models":
+			models = v
+		}
+	}
+	switch {
+	case len(stopReason) > 0:
+		return d.promptResult(dst, result)
+	case len(protocol) > 0:
+		d.initialized = true
+		d.agent = fields.Str(jsonscan.Get(agentInfo, "name"))
+		d.version = fields.Str(jsonscan.Get(agentInfo, "version"))
+		// Until the next response, updates replay a loaded session.
+		d.replay = true
+		return dst
+	case fields.Str(sessionID) != "":
+		return d.sessionResult(dst, fields.Str(sessionID), configOptions, modes, models)
+	case len(configOptions) > 0:
+		return append(dst, agentstream.E(d.configUpdate(configOptions)))
+	}
+	return append(dst, fields.Raw(line))
+}
+
+// sessionResult maps the result of session/new (or fork): session.started
+// for a new session id, then the mode it starts in.
+func (d *Decoder) sessionResult(dst []agentstream.Event, sessionID string, configOptions, modes, models []byte) []agentstream.Event {
+	model, mode := configValue(configOptions, "model"), configValue(configOptions, "mode")
+	if m := fields.Str(jsonscan.Get(models, "currentModelId")); m != "" {
+		model = m
+	}
+	if m := fields.Str(jsonscan.Get(modes, "currentModeId")); m != "" {
+		mode = m
+	}
+	if d.started && sessionID == d.sessionID {
+		u := &agentstream.SessionUpdated{}
+		if model != "" && model != d.model {
+			u.Model, d.model = model, model
+		}
+		if mode != "" && mode != d.mode {
+			u.Mode, d.mode = mode, mode
+		}
+		return append(dst, agentstream.E(u))
+	}
+	d.started, d.sessionID = true, sessionID
+	if model != "" {
+		d.model = model
+	}
+	dst = append(dst, agentstream.E(d.sessionStarted(sessionID)))
+	if mode != "" {
+		d.mode = mode
+		dst = append(dst, agentstream.E(&agentstream.SessionUpdated{Mode: mode}))
+	}
+	return dst
+}
+
+// configValue returns the current value of the config option of category
+// (or id) cat.
+func configValue(options []byte, cat string) string {
+	arr, _ := jsonscan.Array(options)
+	for arr.Next() {
+		o := arr.Value()
+		if fields.Str(jsonscan.Get(o, "category")) == cat || fields.Str(jsonscan.Get(o, "id")) == cat {
+			return fields.Str(jsonscan.Get(o, "currentValue"))
+		}
+	}
+	return ""
+}
+
+func (d *Decoder) configUpdate(options []byte) *agentstream.SessionUpdated {
+	u := &agentstream.SessionUpdated{}
+	if m := configValue(options, "model"); m != "" && m != d.model {
+		u.Model, d.model = m, m
+	}
+	if m := configValue(options, "mode"); m != "" && m != d.mode {
+		u.Mode, d.mode = m, m
+	}
+	return u
+}
+
+// errorResponse maps a JSON-RPC error response to error. Which request
+// failed is known only to the runner, which decides whether the session
+// ended.
+func (d *Decoder) errorResponse(dst []agentstream.Event, line, errV []byte) []agentstream.Event {
+	dst = d.flush(dst)
+	d.replay = false
+	if len(errV) == 0 || errV[0] != '{' {
+		return append(dst, fields.Raw(line))
+	}
+	msg, _ := agentstream.Clip(fields.Str(jsonscan.Get(errV, "message")), agentstream.MaxText)
+	e := &agentstream.Error{Message: msg}
+	if code, ok := jsonscan.Int(jsonscan.Get(errV, "code")); ok {
+		e.ErrorType = strconv.FormatInt(code, 10)
+	}
+	return append(dst, agentstream.E(e))
+}
+
+// promptResult maps the response to session/prompt: the turn's usage when
+// the agent reports it, turn.ended and session.ended.
+func (d *Decoder) promptResult(dst []agentstream.Event, result []byte) []agentstream.Event {
+	dst = d.flush(dst)
+	d.replay = false
+	stop := fields.Str(jsonscan.Get(result, "stopReason"))
+	if u := jsonscan.Get(result, "usage"); len(u) > 0 && u[0] == '{' {
+		d.tokens = promptUsage(u)
+		dst = append(dst, agentstream.E(d.sessionUsage()))
+	}
+	dst = d.openTurn(dst, false)
+	end := &agentstream.SessionEnded{Status: agentstream.StatusSucceeded, StopReason: stop, Reason: agentstream.ReasonCompletion}
+	end.Summary, end.Truncated = agentstream.Clip(d.lastText, agentstream.MaxText)
+	reason := agentstream.TurnOK
+	switch stop {
+	case "end_turn":
+	case "cancelled":
+		end.Status, reason = agentstream.StatusCancelled, agentstream.TurnInterrupt
+	default:
+		end.Status, reason = agentstream.StatusFailed, agentstream.TurnError
+		end.Error = stop
+		if stop == "" {
+			end.Error = "no stop reason"
+		}
+	}
+	d.inTurn, d.lastText = false, ""
+	dst = append(dst, agentstream.E(&agentstream.TurnEnded{Turn: d.turn, Reason: reason}))
+	return append(dst, agentstream.E(end))
+}
+
+// promptUsage reads PromptResponse.usage. Its counters are totals whose
+// cache accounting varies by agent: when totalTokens shows that
+// inputTokens already counted the cache reads (total = input + output,
+// with or without thought tokens), they are taken out of the input.
+func promptUsage(v []byte) *agentstream.Usage {
+	var total, in, out, thought, read, write *int64
+	obj, _ := jsonscan.Object(v)
+	for obj.Next() {
+		n := fields.Int(obj.Value())
+		switch string(obj.Key()) {
+		case "totalTokens":
+			total = n
+		case "inputTokens":
+			in = n
+		case "outputTokens":
+			out = n
+		case "thoughtTokens":
+			thought = n
+		case "cachedReadTokens":
+			read = n
+		case "cachedWriteTokens":
+			write = n
+		}
+	}
+	u := &agentstream.Usage{Scope: agentstream.ScopeSession, InputTokens: in, OutputTokens: out,
+		CacheReadTokens: read, CacheCreationTokens: write, ReasoningTokens: thought}
+	if total != nil && in != nil && out != nil && read != nil && *read > 0 {
+		sum := *in + *out
+		withThought := sum
+		if thought != nil {
+			withThought += *thought
+		}
+		if *total == sum || *total == withThought {
+			n := max(*in-*read, 0)
+			u.InputTokens = &n
+		}
+	}
+	return u
+}
+
+// sessionUsage restates the session's usage: the latest token totals of a
+// prompt response with the latest context occupancy and cost of
+// usage_update. None of them is ever added up.
+func (d *Decoder) sessionUsage() *agentstream.Usage {
+	u := &agentstream.Usage{Scope: agentstream.ScopeSession}
+	if d.tokens != nil {
+		*u = *d.tokens
+	}
+	u.CostUSD, u.ContextTokens, u.ContextWindow = d.cost, d.ctxUsed, d.ctxSize
+	return u
+}
+
+// permission maps session/request_permission to permission.request.
+func (d *Decoder) permission(dst []agentstream.Event, line []byte, l *lineOf) []agentstream.Event {
+	dst = d.flush(dst)
+	params := l.params
+	tc := jsonscan.Get(params, "toolCall")
+	if len(tc) == 0 || tc[0] != '{' {
+		return append(dst, fields.Raw(line))
+	}
+	dst = d.ensureStarted(dst, fields.Str(jsonscan.Get(params, "sessionId")))
+	replay := d.replay
+	dst = d.openTurn(dst, replay)
+	var u updateOf
+	u.parse(tc)
+	id := fields.Str(u.toolCallID)
+	t := d.tool(id)
+	t.merge(&u)
+	p := &agentstream.PermissionRequest{
+		RequestID: requestID(l.id),
+		CallID:    id,
+		Name:      t.name(),
+		Options:   []agentstream.PermissionOption{},
+	}
+	if len(t.input) > 0 {
+		p.Input, p.Truncated = fields.Input(t.input)
+	}
+	arr, _ := jsonscan.Array(jsonscan.Get(params, "options"))
+	for arr.Next() {
+		o := arr.Value()
+		label, _ := agentstream.Clip(fields.Str(jsonscan.Get(o, "name")), agentstream.MaxText)
+		p.Options = append(p.Options, agentstream.PermissionOption{
+			ID:    fields.Str(jsonscan.Get(o, "optionId")),
+			Label: label,
+			Kind:  fields.Str(jsonscan.Get(o, "kind")),
+		})
+	}
+	return append(dst, agentstream.Event{Payload: p, Replay: replay})
+}
+
+// requestID returns a JSON-RPC id as text: a string's value, a number's
+// digits.
+func requestID(v []byte) string {
+	if len(v) > 0 && v[0] == '"' {
+		return fields.Str(v)
+	}
+	if jsonscan.IsNull(v) {
+		return ""
+	}
+	return strings.TrimSpace(string(v))
+}
+
+// Claims reports whether lines are ACP: JSON-RPC 2.0 messages with an ACP
+// method (session/*, initialize, authenticate, fs/*, terminal/*) or a
+// result an ACP agent gives (protocolVersion, sessionId, stopReason), or
+// bare update objects ({"sessionUpdate":…}) and prompt results
+// ({"stopReason":…}) without a type.
+func Claims(lines [][]byte) bool {
+	for _, l := range lines {
+		var jsonrpc, method, result, sessionUpdate, stopReason []byte
+		typed, others := false, false
+		obj, ok := jsonscan.Object(l)
+		if !ok {
+			continue
+		}
+		for obj.Next() {
+			switch string(obj.Key()) {
+			case "jsonrpc":
+				jsonrpc = obj.Value()
+			case "method":
+				method = obj.Value()
+			case "result":
+				result = obj.Value()
+			case "sessionUpdate":
+				sessionUpdate = obj.Value()
+			case "stopReason":
+				stopReason = obj.Value()
+			case "type":
+				typed = true
+			case "usage", "_meta":
+			default:
+				others = true
+			}
+		}
+		if obj.Err() != nil {
+			continue
+		}
+		if fields.Str(jsonrpc) == "2.0" {
+			m := fields.Str(method)
+			if m == "initialize" || m == "authenticate" || strings.HasPrefix(m, "session/") ||
+				strings.HasPrefix(m, "fs/") || strings.HasPrefix(m, "terminal/") {
+				return true
+			}
+			for _, k := range []string{"protocolVersion", "sessionId", "stopReason"} {
+				if len(jsonscan.Get(result, k)) > 0 {
+					return true
+				}
+			}
+			continue
+		}
+		if typed {
+			continue
+		}
+		if fields.Str(sessionUpdate) != "" {
+			return true
+		}
+		if fields.Str(stopReason) != "" && !others {
+			return true
+		}
+	}
+	return false
+}

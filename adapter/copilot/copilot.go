@@ -1,0 +1,499 @@
+// Package copilot is the adapter for the JSONL output of GitHub Copilot CLI
+// (`copilot -p … --output-format json`, protocol copilot-json): events in a
+// {type, data, id, timestamp, parentId, ephemeral} envelope with dotted
+// types (session.*, user.message, assistant.*, tool.execution_*), and a
+// final {type:"result", sessionId, exitCode, usage} line.
+package copilot
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+
+	"github.com/agentstream/agentstream"
+	"github.com/agentstream/agentstream/adapter/internal/fields"
+	"github.com/agentstream/agentstream/internal/jsonscan"
+)
+
+// Harness is the harness named in session.started.
+const Harness = "copilot-cli"
+
+// Decoder reads one Copilot stream. It is not safe for concurrent use.
+type Decoder struct {
+	started   bool
+	sessionID string
+	model     string
+	calls     map[string]call // tool calls by id
+	counted   map[string]bool // model calls whose usage was emitted
+	reasoned  bool            // a reasoning event came since the last message
+	lastText  string          // the latest assistant message, for session.ended
+	task      string          // the summary of session.task_complete
+	turn      int64
+	active    bool // events other than a turn's end since the last result
+}
+
+// call is what the decoder keeps of a tool call until its result.
+type call struct {
+	name      string
+	announced bool
+	args      []byte // file tools only: their arguments, for file.change
+}
+
+var _ agentstream.Decoder = (*Decoder)(nil)
+
+// NewDecoder returns a Decoder for one stream.
+func NewDecoder() *Decoder {
+	return &Decoder{calls: map[string]call{}, counted: map[string]bool{}}
+}
+
+// lineOf is what a line's top level holds, as raw JSON values.
+type lineOf struct {
+	typ, data, id, timestamp, sessionID, exitCode, usage []byte
+}
+
+// Decode appends the events of one line to dst.
+func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Event {
+	line = jsonscan.TrimSpace(line)
+	if len(line) == 0 {
+		return dst
+	}
+	if line[0] != '{' {
+		if jsonscan.IsNull(line) {
+			return dst
+		}
+		// Auth failures print plain text: raw, malformed.
+		return append(dst, fields.Raw(line))
+	}
+	var l lineOf
+	obj, _ := jsonscan.Object(line)
+	for obj.Next() {
+		v := obj.Value()
+		switch string(obj.Key()) {
+		case "type":
+			l.typ = v
+		case "data":
+			l.data = v
+		case "id":
+			l.id = v
+		case "timestamp":
+			l.timestamp = v
+		case "sessionId":
+			l.sessionID = v
+		case "exitCode":
+			l.exitCode = v
+		case "usage":
+			l.usage = v
+		}
+	}
+	if !obj.Complete() {
+		return append(dst, fields.Raw(line))
+	}
+	typ := string(unquote(l.typ))
+	if typ == "" {
+		return append(dst, fields.Raw(line))
+	}
+	start := len(dst)
+	if !d.started && typ != "result" && len(l.data) > 0 && l.data[0] == '{' && len(l.id) > 0 {
+		dst = d.start(dst, typ, l.data)
+	}
+	dst = d.dispatch(dst, line, typ, &l)
+	if start == len(dst) {
+		return dst
+	}
+	t := fields.Time(l.timestamp)
+	for i := start; i < len(dst); i++ {
+		if dst[i].Time.IsZero() {
+			dst[i].Time = t
+		}
+		switch dst[i].Type() {
+		case agentstream.TypeUsage, agentstream.TypeTurnEnded, agentstream.TypeSessionEnded, agentstream.TypeSessionStarted:
+		default:
+			d.active = true
+		}
+	}
+	return dst
+}
+
+// End appends nothing: message deltas without their message are flushed by
+// the Normalizer, marked partial.
+func (d *Decoder) End(dst []agentstream.Event) []agentstream.Event { return dst }
+
+// start announces the session at the stream's first event (a line in the
+// {type, data, id} envelope). Copilot prints
+// no init line: the model comes from the event when it carries one, the
+// session id only with the final result.
+func (d *Decoder) start(dst []agentstream.Event, typ string, data []byte) []agentstream.Event {
+	d.started = true
+	s := &agentstream.SessionStarted{Harness: Harness}
+	switch typ {
+	case "session.start":
+		s.SessionID = fields.Str(jsonscan.Get(data, "sessionId"))
+		s.Version = fields.Str(jsonscan.Get(data, "copilotVersion"))
+		s.Model = fields.Str(jsonscan.Get(data, "selectedModel"))
+		s.Cwd = fields.Str(jsonscan.GetPath(data, "context", "cwd"))
+	case "session.tools_updated", "assistant.message", "tool.execution_complete":
+		s.Model = fields.Str(jsonscan.Get(data, "model"))
+	}
+	d.sessionID, d.model = s.SessionID, s.Model
+	if w, ok := agentstream.ContextWindow(s.Model); ok {
+		s.ContextWindow = &w
+	}
+	return append(dst, agentstream.E(s))
+}
+
+func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, typ string, l *lineOf) []agentstream.Event {
+	data := l.data
+	str := func(k string) string { return fields.Str(jsonscan.Get(data, k)) }
+	switch typ {
+	case "session.start":
+		return dst
+	case "session.tools_updated", "session.model_change":
+		m := str("model")
+		if m == "" {
+			m = str("newModel")
+		}
+		if m == "" || m == d.model {
+			return dst
+		}
+		d.model = m
+		return append(dst, agentstream.E(&agentstream.SessionUpdated{Model: m}))
+	case "session.warning":
+		msg, _ := agentstream.Clip(str("message"), agentstream.MaxText)
+		return append(dst, agentstream.E(&agentstream.Warning{Message: msg}))
+	case "session.error":
+		msg, _ := agentstream.Clip(str("message"), agentstream.MaxText)
+		return append(dst, agentstream.E(&agentstream.Error{Message: msg, ErrorType: str("errorType")}))
+	case "session.task_complete":
+		d.task = str("summary")
+		if b, ok := jsonscan.Bool(jsonscan.Get(data, "success")); ok && !b {
+			msg := "the agent reported the task not completed"
+			if d.task != "" {
+				msg += ": " + fields.Summary(d.task)
+			}
+			msg, _ = agentstream.Clip(msg, agentstream.MaxText)
+			return append(dst, agentstream.E(&agentstream.Warning{Message: msg}))
+		}
+		return dst
+	case "user.message":
+		text, trunc, n := fields.Text(jsonscan.Get(data, "content"))
+		if n == 0 {
+			return dst
+		}
+		role := agentstream.RoleUser
+		if fields.Bool(jsonscan.Get(data, "isAutopilotContinuation")) {
+			role = agentstream.RoleSystem
+		}
+		return append(dst, agentstream.E(&agentstream.Message{Role: role, Text: text, Truncated: trunc}))
+	case "assistant.turn_start", "assistant.turn_end", "assistant.message_start":
+		// Copilot's turns are model calls within one prompt; the prompt's
+		// turn ends with the result line.
+		return dst
+	case "assistant.message_delta":
+		if s := str("deltaContent"); s != "" {
+			s, _ = agentstream.Clip(s, agentstream.MaxText)
+			return append(dst, agentstream.E(&agentstream.MessageDelta{Role: agentstream.RoleAssistant, Text: s}))
+		}
+		return dst
+	case "assistant.reasoning_delta":
+		if s := str("deltaContent"); s != "" {
+			s, _ = agentstream.Clip(s, agentstream.MaxText)
+			return append(dst, agentstream.E(&agentstream.ThinkingDelta{Text: s}))
+		}
+		return dst
+	case "assistant.reasoning":
+		text, trunc, n := fields.Text(jsonscan.Get(data, "content"))
+		if n == 0 {
+			return dst
+		}
+		d.reasoned = true
+		return append(dst, agentstream.E(&agentstream.Thinking{Text: text, Truncated: trunc}))
+	case "assistant.message":
+		return d.message(dst, line, data)
+	case "model.message":
+		return d.modelMessage(dst, line, data)
+	case "tool.execution_start":
+		id := str("toolCallId")
+		if c, ok := d.calls[id]; ok && c.announced {
+			return dst
+		}
+		return d.toolCall(dst, id, str("toolName"), jsonscan.Get(data, "arguments"), "")
+	case "tool.execution_partial_result":
+		s, trunc := agentstream.Clip(str("partialOutput"), agentstream.MaxText)
+		if s == "" {
+			return dst
+		}
+		return append(dst, agentstream.E(&agentstream.ToolOutput{CallID: str("toolCallId"), Channel: "stdout", Text: s, Truncated: trunc}))
+	case "tool.execution_complete":
+		return d.toolResult(dst, data)
+	case "result":
+		return d.result(dst, l)
+	}
+	return append(dst, fields.Raw(line))
+}
+
+// message maps assistant.message: its reasoning (unless reasoning events
+// already showed it), its text, a tool.call per tool request, and the call's
+// output tokens.
+func (d *Decoder) message(dst []agentstream.Event, line, data []byte) []agentstream.Event {
+	var content, requests, reasoning, outputTokens, model, messageID, apiCallID []byte
+	obj, ok := jsonscan.Object(data)
+	if !ok {
+		return append(dst, fields.Raw(line))
+	}
+	for obj.Next() {
+		v := obj.Value()
+		switch string(obj.Key()) {
+		case "content":
+			content = v
+		case "toolRequests":
+			requests = v
+		case "reasoningText":
+			reasoning = v
+		case "outputTokens":
+			outputTokens = v
+		case "model":
+			model = v
+		case "messageId":
+			messageID = v
+		case "apiCallId":
+			apiCallID = v
+		}
+	}
+	if m := fields.Str(model); m != "" {
+		d.model = m
+	}
+	if !d.reasoned {
+		if text, trunc, n := fields.Text(reasoning); n > 0 {
+			dst = append(dst, agentstream.E(&agentstream.Thinking{Text: text, Truncated: trunc}))
+		}
+	}
+	d.reasoned = false
+	if text, trunc, n := fields.Text(content); n > 0 {
+		d.lastText = text
+		dst = append(dst, agentstream.E(&agentstream.Message{Role: agentstream.RoleAssistant, Text: text, Truncated: trunc}))
+	}
+	arr, _ := jsonscan.Array(requests)
+	for arr.Next() {
+		r := arr.Value()
+		id := fields.Str(jsonscan.Get(r, "toolCallId"))
+		if c, ok := d.calls[id]; ok && c.announced {
+			continue
+		}
+		dst = d.toolCall(dst, id, fields.Str(jsonscan.Get(r, "name")), jsonscan.Get(r, "arguments"),
+			fields.Str(jsonscan.Get(r, "intentionSummary")))
+	}
+	key := fields.Str(apiCallID)
+	if key == "" {
+		key = fields.Str(messageID)
+	}
+	return d.callUsage(dst, key, outputTokens)
+}
+
+// modelMessage maps model.message, the raw model response some versions
+// print beside assistant.message (which then lacks outputTokens): only the
+// output tokens of an assistant response are taken, once per API call.
+func (d *Decoder) modelMessage(dst []agentstream.Event, line, data []byte) []agentstream.Event {
+	msg := jsonscan.Get(data, "message")
+	if fields.Str(jsonscan.Get(msg, "role")) != agentstream.RoleAssistant {
+		return append(dst, fields.Raw(line))
+	}
+	if m := fields.Str(jsonscan.GetPath(data, "modelCall", "model")); m != "" {
+		d.model = m
+	}
+	key := fields.Str(jsonscan.Get(msg, "apiCallId"))
+	if key == "" {
+		key = fields.Str(jsonscan.GetPath(data, "modelCall", "api_id"))
+	}
+	return d.callUsage(dst, key, jsonscan.Get(msg, "outputTokens"))
+}
+
+// callUsage emits the output tokens of one model call, once per call id.
+// Copilot reports no input or cache tokens.
+func (d *Decoder) callUsage(dst []agentstream.Event, key string, outputTokens []byte) []agentstream.Event {
+	n := fields.Int(outputTokens)
+	if n == nil || *n == 0 {
+		return dst
+	}
+	if key != "" {
+		if d.counted[key] {
+			return dst
+		}
+		d.counted[key] = true
+	}
+	return append(dst, agentstream.E(&agentstream.Usage{
+		Scope: agentstream.ScopeCall, Model: d.model, OutputTokens: n, MessageID: key,
+	}))
+}
+
+func (d *Decoder) toolCall(dst []agentstream.Event, id, name string, args []byte, intention string) []agentstream.Event {
+	in, trunc := fields.Input(args)
+	category, summary := describeTool(name, args, intention)
+	c := call{name: name, announced: true}
+	if fileTools[name] != "" {
+		c.args = append([]byte(nil), args...)
+	}
+	d.calls[id] = c
+	return append(dst, agentstream.E(&agentstream.ToolCall{
+		CallID: id, Name: name, Input: in, Truncated: trunc, Category: category, Summary: summary,
+	}))
+}
+
+// toolResult maps tool.execution_complete: tool.result, plus tool.denied
+// when the CLI's permission policy refused the call, and file.change for a
+// file tool that succeeded.
+func (d *Decoder) toolResult(dst []agentstream.Event, data []byte) []agentstream.Event {
+	var id, success, result, errV, toolName []byte
+	obj, _ := jsonscan.Object(data)
+	for obj.Next() {
+		v := obj.Value()
+		switch string(obj.Key()) {
+		case "toolCallId":
+			id = v
+		case "success":
+			success = v
+		case "result":
+			result = v
+		case "error":
+			errV = v
+		case "toolName":
+			toolName = v
+		}
+	}
+	callID := fields.Str(id)
+	c, ok := d.calls[callID]
+	if !ok || !c.announced {
+		dst = d.toolCall(dst, callID, fields.Str(toolName), nil, "")
+		c = d.calls[callID]
+	}
+	delete(d.calls, callID)
+	ok, _ = jsonscan.Bool(success)
+	r := &agentstream.ToolResult{CallID: callID, Name: c.name, IsError: !ok}
+	switch {
+	case len(result) > 0 && result[0] == '"':
+		r.Output, r.Truncated, r.Characters = fields.Text(result)
+	case len(result) > 0 && result[0] == '{':
+		r.Output, r.Truncated, r.Characters = fields.Text(jsonscan.Get(result, "content"))
+	}
+	msg, code := errV, []byte(nil)
+	if len(errV) > 0 && errV[0] == '{' {
+		msg, code = jsonscan.Get(errV, "message"), jsonscan.Get(errV, "code")
+	}
+	if r.Characters == 0 {
+		r.Output, r.Truncated, r.Characters = fields.Text(msg)
+	}
+	dst = append(dst, agentstream.E(r))
+	if r.IsError && fields.Str(code) == "denied" {
+		reason := fields.Str(msg)
+		if reason == "" {
+			reason = "permission denied"
+		}
+		reason, _ = agentstream.Clip(reason, agentstream.MaxText)
+		dst = append(dst, agentstream.E(&agentstream.ToolDenied{CallID: callID, Name: c.name, Reason: reason}))
+	}
+	if !r.IsError {
+		if fc := fileChange(callID, c, result); fc != nil {
+			dst = append(dst, agentstream.E(fc))
+		}
+	}
+	return dst
+}
+
+// result maps the final line: session usage with the premium requests, the
+// session id when no earlier line named it, turn.ended and session.ended
+// (succeeded exactly when the exit code is 0).
+func (d *Decoder) result(dst []agentstream.Event, l *lineOf) []agentstream.Event {
+	if id := fields.Str(l.sessionID); id != "" && id != d.sessionID {
+		d.sessionID = id
+		d.started = true
+		s := &agentstream.SessionStarted{Harness: Harness, SessionID: id, Model: d.model}
+		if w, ok := agentstream.ContextWindow(s.Model); ok {
+			s.ContextWindow = &w
+		}
+		dst = append(dst, agentstream.E(s))
+	}
+	if len(l.usage) > 0 {
+		u := &agentstream.Usage{Scope: agentstream.ScopeSession}
+		u.PremiumRequests = fields.Float(jsonscan.Get(l.usage, "premiumRequests"))
+		u.DurationMs = fields.Int(jsonscan.Get(l.usage, "sessionDurationMs"))
+		dst = append(dst, agentstream.E(u))
+	}
+	end := &agentstream.SessionEnded{Status: agentstream.StatusSucceeded, Reason: agentstream.ReasonCompletion}
+	summary := d.task
+	if summary == "" {
+		summary = d.lastText
+	}
+	end.Summary, end.Truncated = agentstream.Clip(summary, agentstream.MaxText)
+	reason := agentstream.TurnOK
+	code, ok := jsonscan.Int(l.exitCode)
+	if !ok || code != 0 {
+		end.Status = agentstream.StatusFailed
+		reason = agentstream.TurnError
+		end.Error = "exit code " + strings.TrimSpace(string(l.exitCode))
+		if ok {
+			end.Error = "exit code " + strconv.FormatInt(code, 10)
+		} else if len(l.exitCode) == 0 {
+			end.Error = "no exit code"
+		}
+	}
+	if d.active || d.turn == 0 {
+		d.turn++
+	}
+	d.active = false
+	d.task, d.lastText = "", ""
+	dst = append(dst, agentstream.E(&agentstream.TurnEnded{Turn: d.turn, Reason: reason}))
+	return append(dst, agentstream.E(end))
+}
+
+// Claims reports whether lines are Copilot CLI JSON: an event in the
+// {type, data, id, timestamp} envelope whose type is dotted, or the final
+// result with camelCase sessionId and exitCode.
+func Claims(lines [][]byte) bool {
+	for _, l := range lines {
+		var typ, data, id, ts, sessionID, exitCode []byte
+		obj, ok := jsonscan.Object(l)
+		if !ok {
+			continue
+		}
+		for obj.Next() {
+			switch string(obj.Key()) {
+			case "type":
+				typ = obj.Value()
+			case "data":
+				data = obj.Value()
+			case "id":
+				id = obj.Value()
+			case "timestamp":
+				ts = obj.Value()
+			case "sessionId":
+				sessionID = obj.Value()
+			case "exitCode":
+				exitCode = obj.Value()
+			}
+		}
+		if obj.Err() != nil {
+			continue
+		}
+		t := fields.Str(typ)
+		if t == "result" && len(sessionID) > 0 && len(exitCode) > 0 {
+			return true
+		}
+		if strings.Contains(t, ".") && len(data) > 0 && data[0] == '{' && fields.Str(id) != "" && fields.Str(ts) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// unquote returns the content of the JSON string v: the bytes between the
+// quotes when it has no escape (no allocation), else its decoded value; nil
+// when v is not a string.
+func unquote(v []byte) []byte {
+	if len(v) < 2 || v[0] != '"' {
+		return nil
+	}
+	if bytes.IndexByte(v, '\\') < 0 {
+		return v[1 : len(v)-1]
+	}
+	out, _ := jsonscan.AppendString(nil, v)
+	return out
+}

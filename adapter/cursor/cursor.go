@@ -1,0 +1,495 @@
+// Package cursor is the adapter for the stream-json output of Cursor's agent
+// CLI (`cursor-agent -p --output-format stream-json`, protocol cursor-json):
+// Claude-shaped system/user/assistant/result lines plus Cursor's own
+// thinking and tool_call lines, with and without --stream-partial-output.
+package cursor
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentstream/agentstream"
+	"github.com/agentstream/agentstream/adapter/internal/fields"
+	"github.com/agentstream/agentstream/internal/jsonscan"
+)
+
+// Harness is the harness named in session.started.
+const Harness = "cursor-agent"
+
+// Decoder reads one Cursor stream. It is not safe for concurrent use.
+type Decoder struct {
+	sessions map[string]bool
+	init     *agentstream.SessionStarted
+	calls    map[string]string // call id -> tool name, for calls announced
+	text     acc               // assistant text since the last other line
+	thought  acc               // thinking deltas since the last other line
+	// The message last completed by a line of another type, when its
+	// pieces were timestamped deltas: a later copy of it (partial output's
+	// whole message, printed after the line that completed it) is dropped.
+	copySize int
+	copyHash uint64
+	turn     int64
+	active   bool // events other than a turn's end since the last result
+}
+
+var _ agentstream.Decoder = (*Decoder)(nil)
+
+// NewDecoder returns a Decoder for one stream.
+func NewDecoder() *Decoder {
+	return &Decoder{sessions: map[string]bool{}, calls: map[string]string{}}
+}
+
+// lineOf is what a line's top level holds, as raw JSON values.
+type lineOf struct {
+	typ, subtype, sessionID, message, toolCall, callID, timestampMs []byte
+	text, result, isError, durationMs, usage                        []byte
+}
+
+// Decode appends the events of one line to dst.
+func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Event {
+	line = jsonscan.TrimSpace(line)
+	if len(line) == 0 {
+		return dst
+	}
+	if line[0] != '{' {
+		if jsonscan.IsNull(line) {
+			return dst
+		}
+		dst = d.flush(dst, "")
+		return append(dst, fields.Raw(line))
+	}
+	var l lineOf
+	obj, _ := jsonscan.Object(line)
+	for obj.Next() {
+		v := obj.Value()
+		switch string(obj.Key()) {
+		case "type":
+			l.typ = v
+		case "subtype":
+			l.subtype = v
+		case "session_id":
+			l.sessionID = v
+		case "message":
+			l.message = v
+		case "tool_call":
+			l.toolCall = v
+		case "call_id":
+			l.callID = v
+		case "timestamp_ms":
+			l.timestampMs = v
+		case "text":
+			l.text = v
+		case "result":
+			l.result = v
+		case "is_error":
+			l.isError = v
+		case "duration_ms":
+			l.durationMs = v
+		case "usage":
+			l.usage = v
+		}
+	}
+	if !obj.Complete() {
+		dst = d.flush(dst, "")
+		return append(dst, fields.Raw(line))
+	}
+	t := epochMillis(l.timestampMs)
+	typ := fields.Str(l.typ)
+	flushed := len(dst)
+	dst = d.flush(dst, typ)
+	d.observe(dst[flushed:])
+	start := len(dst)
+	switch typ {
+	case "system":
+		if fields.Str(l.subtype) == "init" {
+			dst = d.initLine(dst, line, &l)
+		} else {
+			dst = append(dst, fields.Raw(line))
+		}
+	case "user":
+		dst = d.user(dst, line, &l)
+	case "assistant":
+		dst = d.assistant(dst, line, &l, t)
+	case "thinking":
+		dst = d.thinking(dst, line, &l, t)
+	case "tool_call":
+		dst = d.toolCall(dst, line, &l)
+	case "result":
+		dst = d.result(dst, &l)
+	default:
+		dst = append(dst, fields.Raw(line))
+	}
+	for i := start; i < len(dst); i++ {
+		if dst[i].Time.IsZero() {
+			dst[i].Time = t
+		}
+	}
+	d.observe(dst[start:])
+	return dst
+}
+
+// observe notes whether evs hold anything but the events that end a turn,
+// so that a result right after another result does not count a new turn.
+func (d *Decoder) observe(evs []agentstream.Event) {
+	for _, e := range evs {
+		switch e.Type() {
+		case agentstream.TypeUsage, agentstream.TypeTurnEnded, agentstream.TypeSessionEnded:
+		default:
+			d.active = true
+		}
+	}
+}
+
+// End appends nothing: text that only ever came in pieces is flushed by the
+// Normalizer from its live deltas, marked partial.
+func (d *Decoder) End(dst []agentstream.Event) []agentstream.Event { return dst }
+
+// flush appends the complete message or thinking accumulated from earlier
+// lines when a line of another type arrives.
+func (d *Decoder) flush(dst []agentstream.Event, next string) []agentstream.Event {
+	if next != "assistant" && d.text.n > 0 {
+		d.copySize, d.copyHash = 0, 0
+		if d.text.stamped {
+			d.copySize, d.copyHash = d.text.size, d.text.hash
+		}
+		text, trunc := d.text.text()
+		dst = append(dst, agentstream.Event{
+			Payload: &agentstream.Message{Role: agentstream.RoleAssistant, Text: text, Truncated: trunc},
+			Time:    d.text.time,
+		})
+		d.text.reset()
+	}
+	if next != "thinking" && d.thought.n > 0 {
+		dst = d.flushThinking(dst)
+	}
+	return dst
+}
+
+func (d *Decoder) flushThinking(dst []agentstream.Event) []agentstream.Event {
+	if d.thought.n == 0 {
+		return dst
+	}
+	text, trunc := d.thought.text()
+	ev := agentstream.Event{Payload: &agentstream.Thinking{Text: text, Truncated: trunc}, Time: d.thought.time}
+	d.thought.reset()
+	return append(dst, ev)
+}
+
+func epochMillis(v []byte) time.Time {
+	n, ok := jsonscan.Int(v)
+	if !ok || n < 1e11 || n > 1e14 {
+		return time.Time{}
+	}
+	return time.UnixMilli(n).UTC()
+}
+
+// initKeys are the keys of Cursor's system/init line.
+var initKeys = []string{"type", "subtype", "apiKeySource", "cwd", "session_id", "model", "permissionMode"}
+
+// initLine maps system/init: session.started for a session id not seen
+// before, session.updated with what changed for a repeated one.
+func (d *Decoder) initLine(dst []agentstream.Event, line []byte, l *lineOf) []agentstream.Event {
+	get := func(k string) []byte { return jsonscan.Get(line, k) }
+	s := &agentstream.SessionStarted{
+		Harness:        Harness,
+		Model:          fields.Str(get("model")),
+		Cwd:            fields.Str(get("cwd")),
+		SessionID:      fields.Str(l.sessionID),
+		PermissionMode: fields.Str(get("permissionMode")),
+	}
+	if w, ok := agentstream.ContextWindow(s.Model); ok {
+		s.ContextWindow = &w
+	}
+	prev := d.init
+	d.init = s
+	if prev == nil || !d.sessions[s.SessionID] {
+		d.sessions[s.SessionID] = true
+		return append(dst, agentstream.E(s))
+	}
+	u := &agentstream.SessionUpdated{}
+	if s.Model != prev.Model {
+		u.Model = s.Model
+	}
+	if s.PermissionMode != prev.PermissionMode {
+		u.PermissionMode = s.PermissionMode
+	}
+	if s.Cwd != prev.Cwd {
+		u.Cwd = s.Cwd
+	}
+	return append(dst, agentstream.E(u))
+}
+
+// contentText joins the text blocks of a message's content (an array of
+// {type:"text",text} blocks, or a plain string).
+func contentText(message []byte) (string, bool) {
+	content := jsonscan.Get(message, "content")
+	if len(content) > 0 && content[0] == '"' {
+		return fields.Str(content), true
+	}
+	arr, ok := jsonscan.Array(content)
+	if !ok {
+		return "", false
+	}
+	var parts []string
+	for arr.Next() {
+		b := arr.Value()
+		if fields.Str(jsonscan.Get(b, "type")) == "text" {
+			parts = append(parts, fields.Str(jsonscan.Get(b, "text")))
+		}
+	}
+	if len(parts) == 1 {
+		return parts[0], true
+	}
+	return strings.Join(parts, ""), true
+}
+
+func (d *Decoder) user(dst []agentstream.Event, line []byte, l *lineOf) []agentstream.Event {
+	s, ok := contentText(l.message)
+	if !ok {
+		return append(dst, fields.Raw(line))
+	}
+	if s == "" {
+		return dst
+	}
+	text, trunc := agentstream.Clip(s, agentstream.MaxText)
+	return append(dst, agentstream.E(&agentstream.Message{Role: agentstream.RoleUser, Text: text, Truncated: trunc}))
+}
+
+// assistant maps an assistant line. Every line's text is a live delta; the
+// text accumulates until a line of another type arrives, which completes it
+// as one message. With --stream-partial-output the pieces are followed by a
+// copy of the whole message: that copy completes the message and is not
+// counted twice.
+func (d *Decoder) assistant(dst []agentstream.Event, line []byte, l *lineOf, t time.Time) []agentstream.Event {
+	s, ok := contentText(l.message)
+	if !ok {
+		return append(dst, fields.Raw(line))
+	}
+	if s == "" {
+		return dst
+	}
+	copySize, copyHash := d.copySize, d.copyHash
+	d.copySize, d.copyHash = 0, 0
+	if t.IsZero() && copySize > 0 && len(s) == copySize && fnv(fnvOffset, s) == copyHash {
+		return dst
+	}
+	if d.text.whole(s) {
+		if t.IsZero() {
+			t = d.text.time
+		}
+		text, trunc := d.text.text()
+		d.text.reset()
+		return append(dst, agentstream.Event{
+			Payload: &agentstream.Message{Role: agentstream.RoleAssistant, Text: text, Truncated: trunc},
+			Time:    t,
+		})
+	}
+	d.text.add(s, t)
+	delta, _ := agentstream.Clip(s, agentstream.MaxText)
+	return append(dst, agentstream.E(&agentstream.MessageDelta{Role: agentstream.RoleAssistant, Text: delta}))
+}
+
+// thinking maps thinking/delta (a live delta) and thinking/completed (the
+// accumulated reasoning).
+func (d *Decoder) thinking(dst []agentstream.Event, line []byte, l *lineOf, t time.Time) []agentstream.Event {
+	switch fields.Str(l.subtype) {
+	case "delta":
+		s := fields.Str(l.text)
+		if s == "" {
+			return dst
+		}
+		d.thought.add(s, t)
+		delta, _ := agentstream.Clip(s, agentstream.MaxText)
+		return append(dst, agentstream.E(&agentstream.ThinkingDelta{Text: delta}))
+	case "completed":
+		if !t.IsZero() {
+			d.thought.time = t
+		}
+		return d.flushThinking(dst)
+	}
+	return append(dst, fields.Raw(line))
+}
+
+// toolCall maps tool_call/started to tool.call and tool_call/completed to
+// tool.result, announcing the call first when its started line was not
+// seen.
+func (d *Decoder) toolCall(dst []agentstream.Event, line []byte, l *lineOf) []agentstream.Event {
+	tc := parseToolCall(l.toolCall)
+	if tc.name == "" {
+		return append(dst, fields.Raw(line))
+	}
+	callID := fields.Str(l.callID)
+	if callID == "" {
+		callID = fields.Str(jsonscan.Get(l.toolCall, "toolCallId"))
+	}
+	switch fields.Str(l.subtype) {
+	case "started":
+		if _, seen := d.calls[callID]; seen {
+			return dst
+		}
+		return d.announce(dst, callID, &tc)
+	case "completed":
+		if _, seen := d.calls[callID]; !seen {
+			dst = d.announce(dst, callID, &tc)
+		}
+		delete(d.calls, callID)
+		return append(dst, tc.results(callID)...)
+	}
+	return append(dst, fields.Raw(line))
+}
+
+func (d *Decoder) announce(dst []agentstream.Event, callID string, tc *toolCall) []agentstream.Event {
+	d.calls[callID] = tc.name
+	dst = append(dst, agentstream.E(tc.call(callID)))
+	if tc.kind == "updateTodos" {
+		if p := todoPlan(tc.args); p != nil {
+			dst = append(dst, agentstream.E(p))
+		}
+	}
+	return dst
+}
+
+// result maps the final result line: session usage, turn.ended,
+// session.ended.
+func (d *Decoder) result(dst []agentstream.Event, l *lineOf) []agentstream.Event {
+	if len(l.usage) > 0 || len(l.durationMs) > 0 {
+		dst = append(dst, agentstream.E(sessionUsage(l.usage, l.durationMs)))
+	}
+	failed := fields.Str(l.subtype) != "success" || fields.Bool(l.isError)
+	end := &agentstream.SessionEnded{Status: agentstream.StatusSucceeded, Reason: agentstream.ReasonCompletion}
+	end.Summary, end.Truncated, _ = fields.Text(l.result)
+	reason := agentstream.TurnOK
+	if failed {
+		end.Status = agentstream.StatusFailed
+		reason = agentstream.TurnError
+		switch sub := fields.Str(l.subtype); {
+		case end.Summary != "":
+			end.Error = fields.Summary(end.Summary)
+		case sub != "" && sub != "success":
+			end.Error = sub
+		default:
+			end.Error = "error"
+		}
+	}
+	if d.active || d.turn == 0 {
+		d.turn++
+	}
+	d.active = false
+	dst = append(dst, agentstream.E(&agentstream.TurnEnded{Turn: d.turn, Reason: reason}))
+	return append(dst, agentstream.E(end))
+}
+
+// sessionUsage reads result.usage, one total for the run in camelCase;
+// inputTokens excludes cache reads.
+func sessionUsage(usage, durationMs []byte) *agentstream.Usage {
+	u := &agentstream.Usage{Scope: agentstream.ScopeSession, DurationMs: fields.Int(durationMs)}
+	obj, _ := jsonscan.Object(usage)
+	for obj.Next() {
+		v := obj.Value()
+		switch string(obj.Key()) {
+		case "inputTokens":
+			u.InputTokens = fields.Int(v)
+		case "outputTokens":
+			u.OutputTokens = fields.Int(v)
+		case "cacheReadTokens":
+			u.CacheReadTokens = fields.Int(v)
+		case "cacheWriteTokens", "cacheCreationTokens":
+			u.CacheCreationTokens = fields.Int(v)
+		case "reasoningTokens":
+			u.ReasoningTokens = fields.Int(v)
+		}
+	}
+	return u
+}
+
+// Claims reports whether lines are Cursor stream-json: a tool_call line
+// with a "<kind>ToolCall" member, a thinking line, a line with Cursor's
+// timestamp_ms or model_call_id, a system/init with only the keys Cursor
+// writes (no tools, no mcp_servers: Claude Code and Amp always write both),
+// or a result with request_id and no num_turns. Lines of other harnesses'
+// marks make it decline.
+func Claims(lines [][]byte) bool {
+	claimed := false
+	for _, l := range lines {
+		switch mark(l) {
+		case 1:
+			claimed = true
+		case -1:
+			return false
+		}
+	}
+	return claimed
+}
+
+// mark says whether one line is Cursor's (1), another Claude-shaped
+// harness's (-1), or could be either (0).
+func mark(line []byte) int {
+	obj, ok := jsonscan.Object(line)
+	if !ok {
+		return 0
+	}
+	var typ, subtype, toolCall []byte
+	var keys [][]byte
+	stamped, requestID, numTurns := false, false, false
+	for obj.Next() {
+		k := obj.Key()
+		keys = append(keys, k)
+		switch string(k) {
+		case "type":
+			typ = obj.Value()
+		case "subtype":
+			subtype = obj.Value()
+		case "tool_call":
+			toolCall = obj.Value()
+		case "timestamp_ms", "model_call_id":
+			stamped = true
+		case "request_id":
+			requestID = true
+		case "num_turns":
+			numTurns = true
+		case "uuid", "parent_tool_use_id", "claude_code_version", "qwen_code_version", "amp_version":
+			return -1
+		}
+	}
+	if obj.Err() != nil {
+		return 0
+	}
+	switch fields.Str(typ) {
+	case "tool_call":
+		if toolCallKey(toolCall) != nil {
+			return 1
+		}
+		return 0
+	case "thinking":
+		switch fields.Str(subtype) {
+		case "delta", "completed":
+			return 1
+		}
+		return 0
+	case "system":
+		if fields.Str(subtype) != "init" {
+			return 0
+		}
+		hasSession := false
+		for _, k := range keys {
+			if !slices.Contains(initKeys, string(k)) {
+				return 0
+			}
+			hasSession = hasSession || string(k) == "session_id"
+		}
+		if hasSession {
+			return 1
+		}
+		return 0
+	case "result":
+		if requestID && !numTurns {
+			return 1
+		}
+	case "assistant", "user":
+		if stamped {
+			return 1
+		}
+	}
+	return 0
+}

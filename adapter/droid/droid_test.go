@@ -1,0 +1,167 @@
+package droid_test
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/agentstream/agentstream"
+	"github.com/agentstream/agentstream/adapter"
+	"github.com/agentstream/agentstream/adapter/droid"
+	"github.com/agentstream/agentstream/agentstreamtest"
+	"github.com/agentstream/agentstream/internal/workload"
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+const corpus = "../../../shared/corpus/"
+
+func TestConformance(t *testing.T) {
+	agentstreamtest.RunAdapter(t, agentstreamtest.AdapterCase{
+		Protocol: "droid-json",
+		Fixtures: []string{"testdata/*.jsonl"},
+		Corpus:   []string{corpus + "droid/*.jsonl"},
+		Update:   *update,
+	})
+}
+
+func FuzzDecode(f *testing.F) { agentstreamtest.FuzzDecoder(f, "droid-json", "testdata/*.jsonl") }
+
+func decode(lines ...string) []string {
+	d := droid.NewDecoder()
+	var evs []agentstream.Event
+	for _, l := range lines {
+		evs = d.Decode(evs, []byte(l))
+	}
+	evs = d.End(evs)
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.Type()+" "+string(e.Payload.AppendJSON(nil)))
+	}
+	return out
+}
+
+func check(t *testing.T, want, got []string) {
+	t.Helper()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestDroidCompletionUsage: the run's one usage total is on completion, in
+// snake_case like Anthropic's (input excludes cache reads): session usage
+// with the turns and duration.
+func TestDroidCompletionUsage(t *testing.T) {
+	got := decode(`{"type":"completion","finalText":"done","numTurns":3,"durationMs":6000,"session_id":"2f8d0c4e","timestamp":1764600006100,"usage":{"input_tokens":1532,"output_tokens":412,"cache_read_input_tokens":20480,"cache_creation_input_tokens":3071}}`)
+	check(t, []string{
+		`message {"role":"assistant","text":"done","truncated":false}`,
+		`usage {"scope":"session","inputTokens":1532,"outputTokens":412,"cacheReadTokens":20480,"cacheCreationTokens":3071,"costUsd":null,"turns":3,"durationMs":6000,"reasoningTokens":null}`,
+		`turn.ended {"turn":1,"reason":"ok"}`,
+		`session.ended {"status":"succeeded","stopReason":null,"summary":"done","error":null,"reason":"completion"}`,
+	}, got)
+}
+
+// TestDroidCompletionBeforeMessage: 0.27.4 printed the completion before
+// the last assistant message: the completion's final text is the message,
+// inside the turn, and the late copy is not shown again.
+func TestDroidCompletionBeforeMessage(t *testing.T) {
+	got := decode(
+		`{"type":"completion","finalText":"4","numTurns":1,"durationMs":6172,"session_id":"d0","timestamp":1764591787039}`,
+		`{"type":"message","role":"assistant","id":"f7","text":"4","timestamp":1764591787028,"session_id":"d0"}`,
+	)
+	check(t, []string{
+		`message {"role":"assistant","text":"4","truncated":false}`,
+		`usage {"scope":"session","inputTokens":null,"outputTokens":null,"cacheReadTokens":null,"cacheCreationTokens":null,"costUsd":null,"turns":1,"durationMs":6172,"reasoningTokens":null}`,
+		`turn.ended {"turn":1,"reason":"ok"}`,
+		`session.ended {"status":"succeeded","stopReason":null,"summary":"4","error":null,"reason":"completion"}`,
+	}, got)
+}
+
+// TestDroidResultWithoutID: a tool_result that lost its id answers the
+// oldest call of the same tool.
+func TestDroidResultWithoutID(t *testing.T) {
+	got := decode(
+		`{"type":"tool_call","id":"c1","messageId":"m1","toolId":"Read","toolName":"Read","parameters":{"file_path":"a.txt"},"timestamp":1764600001100,"session_id":"s"}`,
+		`{"type":"tool_call","id":"c2","messageId":"m1","toolId":"Execute","toolName":"Execute","parameters":{"command":"ls"},"timestamp":1764600001100,"session_id":"s"}`,
+		`{"type":"tool_result","messageId":"m2","toolId":"Execute","isError":false,"value":"a.txt\n[Process exited with code 0]","timestamp":1764600001200,"session_id":"s"}`,
+	)
+	check(t, []string{
+		`tool.call {"callId":"c1","name":"Read","input":"{\"file_path\":\"a.txt\"}","truncated":false,"category":"read","summary":"a.txt"}`,
+		`tool.call {"callId":"c2","name":"Execute","input":"{\"command\":\"ls\"}","truncated":false,"category":"execute","summary":"ls"}`,
+		`tool.result {"callId":"c2","isError":false,"output":"a.txt\n[Process exited with code 0]","truncated":false,"name":"Execute","characters":34,"exitCode":0}`,
+	}, got)
+}
+
+// TestDroidJSONResult: --output-format json prints one Claude-shaped result.
+func TestDroidJSONResult(t *testing.T) {
+	got := decode(`{"type":"result","subtype":"success","is_error":false,"duration_ms":5642,"num_turns":1,"result":"Hello!","session_id":"7719f871-23f8-41ac-b004-60dfa547ed54"}`)
+	check(t, []string{
+		`usage {"scope":"session","inputTokens":null,"outputTokens":null,"cacheReadTokens":null,"cacheCreationTokens":null,"costUsd":null,"turns":1,"durationMs":5642,"reasoningTokens":null}`,
+		`turn.ended {"turn":1,"reason":"ok"}`,
+		`session.ended {"status":"succeeded","stopReason":null,"summary":"Hello!","error":null,"reason":"completion"}`,
+	}, got)
+}
+
+// TestClaims: every Droid corpus file is claimed, and no file of another
+// harness is.
+func TestClaims(t *testing.T) {
+	files, _ := filepath.Glob(corpus + "*/*.jsonl")
+	if len(files) == 0 {
+		t.Skip("no corpus")
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines [][]byte
+		for _, l := range bytes.Split(data, []byte("\n")) {
+			if l = bytes.TrimSpace(l); len(l) > 0 && len(lines) < adapter.DetectLines {
+				lines = append(lines, l)
+			}
+		}
+		want := filepath.Base(filepath.Dir(f)) == "droid"
+		if got := droid.Claims(lines); got != want {
+			t.Errorf("Claims(%s) = %v, want %v", f, got, want)
+		}
+	}
+}
+
+// benchData is about 64 MB of generated droid output, made once.
+var benchData = sync.OnceValue(func() []byte {
+	var buf bytes.Buffer
+	if err := workload.Droid(&buf, 64<<20, 1); err != nil {
+		panic(err)
+	}
+	return buf.Bytes()
+})
+
+// BenchmarkDecode decodes every line of the generated workload with a fresh
+// decoder per run.
+func BenchmarkDecode(b *testing.B) {
+	data := benchData()
+	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	var evs []agentstream.Event
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		d := droid.NewDecoder()
+		for _, l := range lines {
+			evs = d.Decode(evs[:0], l)
+		}
+		evs = d.End(evs[:0])
+	}
+	b.StopTimer()
+	runtime.ReadMemStats(&after)
+	n := float64(b.N) * float64(len(lines))
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/line")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/line")
+}
