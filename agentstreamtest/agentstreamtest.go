@@ -284,7 +284,9 @@ func CheckEnvelopes(t *testing.T, out []byte, paired bool) {
 			t.Errorf("json: envelope %d: %v: %s", i+1, err, line)
 			continue
 		}
-		if re := env.AppendJSON(nil); !bytes.Equal(re, line) {
+		// A jsonl harness's payloads are kept as written, so they may lack
+		// keys that decoding into the typed payload fills in.
+		if re := env.AppendJSON(nil); !bytes.Equal(re, line) && env.Harness != "jsonl" {
 			t.Errorf("json: envelope %d does not re-encode to itself:\n-%s\n+%s", i+1, line, re)
 		}
 		if agentstream.IsLive(env.Type()) {
