@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -179,5 +180,36 @@ func TestHugeLineBoundedMemory(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if len(lines) < 2 || !strings.Contains(lines[0], `"reason":"oversized"`) || !strings.Contains(lines[len(lines)-1], `"summary":"after"`) {
 		t.Errorf("want raw oversized then the result; got %d lines, first %.200s", len(lines), lines[0])
+	}
+}
+
+func TestNormalizeStats(t *testing.T) {
+	in := `{"type":"system","subtype":"init","session_id":"a","mcp_servers":[]}
+{"type":"system","subtype":"status","status":"requesting"}
+{"type":"system","subtype":"status","status":"requesting"}
+{"type":"vendor_new_line","x":1}
+not json
+{"type":"result","subtype":"success","result":"ok"}
+`
+	path := filepath.Join(t.TempDir(), "stats.json")
+	_, stderr, code := runCLI(t, in, "normalize", "--protocol", "claude-json", "--stats", "--stats-json", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"system/status", "2 / 2", "vendor_new_line", "(not json)", "session.ended"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stats lack %q:\n%s", want, stderr)
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st normalizeStats
+	if err := json.Unmarshal(data, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Events["raw"] != 4 || st.Lines["system/status"].Raw != 2 || st.Lines["system/init"].Raw != 0 || st.Lines["result/success"].Lines != 1 {
+		t.Errorf("stats json: events %v lines %+v", st.Events, st.Lines)
 	}
 }

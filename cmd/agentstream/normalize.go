@@ -17,6 +17,11 @@ const normalizeDoc = `Reads the native output of a harness (one JSON value per l
 one event envelope per line on stdout. With no FILE, or with -, it reads stdin.
 Each FILE is its own session.
 
+With --stats it prints to stderr, after the events, how many events of each
+type came out and, per native line type, how many lines became raw: the drift
+signal when a vendor changes its output. --stats-json FILE writes the same as
+JSON.
+
 By default it writes the events a store keeps; --live adds the live deltas
 (message.delta, thinking.delta, tool.output). The output is deterministic:
 the same input gives the same bytes. ts is the line's own timestamp when it
@@ -31,8 +36,14 @@ func cmdNormalize(ctx context.Context, e *env, args []string) int {
 	protocol := fs.String("protocol", "auto", "the dialect of the input: "+protocolList())
 	session := fs.String("session", "", "the session id written in every envelope")
 	live := fs.Bool("live", false, "also write the live deltas")
+	stats := fs.Bool("stats", false, "print event and raw-line counts to stderr at the end")
+	statsJSON := fs.String("stats-json", "", "write event and raw-line counts as JSON to `FILE`")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	var st *normalizeStats
+	if *stats || *statsJSON != "" {
+		st = newNormalizeStats()
 	}
 	if *protocol != "auto" {
 		if _, err := adapter.Lookup(*protocol); err != nil {
@@ -49,7 +60,7 @@ func cmdNormalize(ctx context.Context, e *env, args []string) int {
 		if err := ctx.Err(); err != nil {
 			return exitError
 		}
-		opts := normalizeOptions{protocol: *protocol, session: *session, live: *live}
+		opts := normalizeOptions{protocol: *protocol, session: *session, live: *live, stats: st}
 		if err := withInput(e, name, func(r io.Reader) error { return normalizeStream(r, out, opts) }); err != nil {
 			fmt.Fprintf(e.stderr, "agentstream normalize: %v\n", err)
 			return exitError
@@ -58,6 +69,15 @@ func cmdNormalize(ctx context.Context, e *env, args []string) int {
 	if err := out.Flush(); err != nil {
 		fmt.Fprintf(e.stderr, "agentstream normalize: %v\n", err)
 		return exitError
+	}
+	if *stats {
+		st.print(e.stderr)
+	}
+	if *statsJSON != "" {
+		if err := st.writeJSON(*statsJSON); err != nil {
+			fmt.Fprintf(e.stderr, "agentstream normalize: %v\n", err)
+			return exitError
+		}
 	}
 	return exitOK
 }
@@ -82,6 +102,7 @@ type normalizeOptions struct {
 	protocol string
 	session  string
 	live     bool
+	stats    *normalizeStats
 }
 
 // derivedSessionPeek is how much of the input the derived session id hashes.
@@ -138,10 +159,16 @@ func normalizeStream(r io.Reader, w *bufio.Writer, opts normalizeOptions) error 
 			return err
 		}
 		envs = n.Line(envs[:0], l, zeroTime)
+		if opts.stats != nil {
+			opts.stats.line(l, envs)
+		}
 		if err := write(); err != nil {
 			return err
 		}
 	}
 	envs = n.End(envs[:0], zeroTime)
+	if opts.stats != nil {
+		opts.stats.line(agentstream.Line{}, envs)
+	}
 	return write()
 }
