@@ -2,6 +2,7 @@ package adapter_test
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"runtime"
 	"strconv"
@@ -114,6 +115,45 @@ func BenchmarkNormalize(b *testing.B) {
 	b.Run("claude-deltas", func(b *testing.B) {
 		benchLines(b, deltaData(), func(d []byte) int { return normalizeAll("claude-json", d) })
 	})
+}
+
+// dialects are the generated workloads of the other dialects, each read by
+// its own adapter.
+var dialects = []struct {
+	protocol string
+	gen      func(io.Writer, int64, int64) error
+}{
+	{"codex-json", workload.Codex},
+	{"gemini-json", workload.Gemini},
+	{"opencode-json", workload.Opencode},
+	{"cursor-json", workload.Cursor},
+	{"copilot-json", workload.Copilot},
+	{"droid-json", workload.Droid},
+	{"acp", workload.ACP},
+}
+
+// BenchmarkDialects measures every adapter on a workload of its own dialect
+// with the same heavy-tailed output sizes as the Claude workload, beside
+// Claude on a workload of the same size, so their MB/s compare.
+func BenchmarkDialects(b *testing.B) {
+	size := benchSize() / 4
+	gen := func(g func(io.Writer, int64, int64) error) []byte {
+		var buf bytes.Buffer
+		if err := g(&buf, size, 5); err != nil {
+			b.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	claude := gen(workload.Claude)
+	b.Run("claude-json", func(b *testing.B) {
+		benchLines(b, claude, func(d []byte) int { return normalizeAll("claude-json", d) })
+	})
+	for _, d := range dialects {
+		data := gen(d.gen)
+		b.Run(d.protocol, func(b *testing.B) {
+			benchLines(b, data, func(in []byte) int { return normalizeAll(d.protocol, in) })
+		})
+	}
 }
 
 // TestWorkloadNormalizes checks on a small workload that the generated
