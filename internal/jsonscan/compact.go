@@ -1,5 +1,7 @@
 package jsonscan
 
+import "unicode/utf8"
+
 // AppendCompact appends the JSON value v to dst with insignificant
 // whitespace removed and every other byte kept exactly: key order, escape
 // sequences (\u003e stays \u003e), the characters < > &, and the spelling
@@ -59,6 +61,10 @@ func appendCompact(dst, v []byte, sanitize bool) ([]byte, bool) {
 // repairing it as described for AppendSanitized.
 func appendSanitizedString(dst, s []byte) []byte {
 	dst = append(dst, '"')
+	if sanitaryString(s) {
+		dst = append(dst, s...)
+		return append(dst, '"')
+	}
 	start := 0
 	for i := 0; i < len(s); {
 		if i+8 <= len(s) {
@@ -103,6 +109,38 @@ func appendSanitizedString(dst, s []byte) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// sanitaryString reports whether validated string content s can be copied
+// as is by AppendSanitized: it is valid UTF-8, has no control characters
+// and no \u escape that might be a surrogate (\uD800 to \uDFFF; this test
+// is conservative, as the backslash may itself be escaped).
+func sanitaryString(s []byte) bool {
+	i := 0
+	for ; i+9 <= len(s); i += 8 {
+		x := load64(s, i)
+		if ltMask(x, 0x20) != 0 {
+			return false
+		}
+		y := load64(s, i+1) // the byte after each byte of x
+		for m := exactEq(x, '\\') & exactEq(y, 'u'); m != 0; m &= m - 1 {
+			if maySurrogate(s, i+firstByte(m)) {
+				return false
+			}
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] < 0x20 || (s[i] == '\\' && i+1 < len(s) && s[i+1] == 'u' && maySurrogate(s, i)) {
+			return false
+		}
+	}
+	return utf8.Valid(s)
+}
+
+// maySurrogate reports whether the \u at s[j] is followed by the first two
+// hex digits of a surrogate.
+func maySurrogate(s []byte, j int) bool {
+	return j+3 < len(s) && s[j+2]|0x20 == 'd' && hexVal[s[j+3]] >= 8
 }
 
 // appendControl appends the JSON escape for the control character c.

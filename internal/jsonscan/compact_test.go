@@ -67,6 +67,11 @@ func TestAppendSanitized(t *testing.T) {
 		{"del and separators kept", "\"\x7f\u2028\u2029\"", "\"\x7f\u2028\u2029\"", true},
 		{"long mixed", "\"" + strings.Repeat("abcdefgh\xff\t\\u00e9\\ud800", 10) + "\"",
 			"\"" + strings.Repeat("abcdefgh\uFFFD\\t\\u00e9\\ufffd", 10) + "\"", true},
+		{"escaped backslash then ud800 text", `"\\ud800"`, `"\\ud800"`, true},
+		{"long escaped backslash then udc00 text", `"abcdefgh\\udc00xyz abcdefgh"`, `"abcdefgh\\udc00xyz abcdefgh"`, true},
+		{"long lone surrogate", `"abcdefgh\udc00xyz abcdefgh"`, `"abcdefgh\ufffdxyz abcdefgh"`, true},
+		{"long non-surrogate u escape", `"abcdefgh\u00e9\uD7FF\uE000 abcdefgh"`, `"abcdefgh\u00e9\uD7FF\uE000 abcdefgh"`, true},
+		{"long control at end", "\"abcdefghijklmnop\x01\"", `"abcdefghijklmnop\u0001"`, true},
 		{"invalid", "\"\xff", "", false},
 	}
 	for _, tt := range tests {

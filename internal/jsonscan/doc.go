@@ -5,9 +5,10 @@
 // decoding whole documents into Go values. Callers walk objects and arrays
 // with [Obj] and [Arr], look members up with [Get] and [GetPath], and convert
 // the raw values they care about with [String], [StringClip], [Int],
-// [Float], [Bool] and friends. Raw values are sub-slices of the input; the
-// package never keeps a reference to the input after a call returns (an
-// [Obj] or [Arr] refers to it only while it is in use).
+// [Float], [Bool] and friends. Raw values are sub-slices of the input whose
+// capacity is cut at their end, so appending to one never overwrites the
+// input; the package never keeps a reference to the input after a call
+// returns (an [Obj] or [Arr] refers to it only while it is in use).
 //
 // # Robustness
 //

@@ -73,11 +73,11 @@ func (o *Obj) Next() bool {
 	if data[i] != '"' {
 		return o.fail(i, errKey)
 	}
-	end, esc, code := scanString(data, i)
+	end, tails, code := scanString(data, i)
 	if code != errNone {
 		return o.fail(end, code)
 	}
-	o.ks, o.ke, o.esc = i+1, end-1, esc
+	o.ks, o.ke, o.esc = i+1, end-1, tails > 0
 	i = skipWS(data, end)
 	if i >= len(data) {
 		return o.fail(len(data), errEOF)

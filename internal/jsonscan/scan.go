@@ -400,69 +400,143 @@ var escLen = func() (t [256]uint8) {
 	return t
 }()
 
-// scanString scans the string whose opening quote is data[i]. It returns the
-// index just past the closing quote and whether the string contains any
-// escape sequence. Raw control characters and invalid UTF-8 are accepted.
+// scanString scans the string whose opening quote is data[i] (only the
+// bytes after it are read). It returns the index just past the closing
+// quote and the number of "tail" bytes of its escape sequences: every byte
+// of an escape but the first, and one more per surrogate pair, so that the
+// content decodes to (bytes - UTF-8 continuation bytes - tails) code points
+// when it is valid UTF-8. tails > 0 exactly when the string has escapes.
+// Raw control characters and invalid UTF-8 are accepted.
 //
-// The next quote or backslash is searched a word at a time for a few words
-// (escapes in text are often close together), then with bytes.IndexByte,
-// which is much faster on long runs. The position q of the next quote is
-// remembered so that IndexByte never scans the same bytes twice.
-func scanString(data []byte, i int) (int, bool, errCode) {
+// Words without quotes or backslashes are skipped 8 bytes at a time; in a
+// word that has some, each is examined in order, using exact masks so that
+// the next word does not depend on the escapes of this one. After a few
+// clean words in a row, bytes.IndexByte takes over, which is much faster on
+// long runs; the position q of the next quote is remembered so that it
+// never scans the same bytes twice.
+func scanString(data []byte, i int) (end, tails int, code errCode) {
 	n := len(data)
 	p := i + 1
-	q := -1
-	esc := false
+	// Short strings without escapes (keys, enum values) are the most
+	// common: check the first words the cheap way.
+	for k := 0; k < 2 && p+8 <= n; k++ {
+		x := load64(data, p)
+		if m := eqMask(x, '"') | eqMask(x, '\\'); m != 0 {
+			if j := p + firstByte(m); data[j] == '"' {
+				return j + 1, 0, errNone
+			}
+			break
+		}
+		p += 8
+	}
+	q := -1     // position of a quote at or after p, once known
+	skipTo := p // bytes before skipTo belong to an escape already checked
+	clean := 0  // consecutive words without quotes or backslashes
 	for {
-		found := false
-		for k := 0; k < 4 && p+8 <= n; k++ {
+		if p+8 <= n && clean < cleanWords {
 			x := load64(data, p)
-			if m := eqMask(x, '"') | eqMask(x, '\\'); m != 0 {
-				p += firstByte(m)
-				found = true
-				break
+			m := exactEq(x, '"') | exactEq(x, '\\')
+			if m == 0 {
+				p += 8
+				clean++
+				continue
+			}
+			clean = 0
+			for ; m != 0; m &= m - 1 {
+				j := p + firstByte(m)
+				if j < skipTo {
+					continue // escaped character
+				}
+				if data[j] == '"' {
+					return j + 1, tails, errNone
+				}
+				if j+1 >= n {
+					return n, tails, errEOF
+				}
+				switch escLen[data[j+1]] {
+				case 2:
+					skipTo = j + 2
+					tails++
+				case 6:
+					for k := j + 2; k < j+6; k++ {
+						if k >= n {
+							return n, tails, errEOF
+						}
+						if hexVal[data[k]] < 0 {
+							return k, tails, errHex
+						}
+					}
+					skipTo = j + 6
+					tails += 5 + pairBonus(data, j)
+				default:
+					return j + 1, tails, errEscape
+				}
 			}
 			p += 8
-		}
-		if !found {
-			if q < p {
-				j := bytes.IndexByte(data[p:], '"')
-				if j < 0 {
-					return n, esc, errEOF
-				}
-				q = p + j
+			if p < skipTo {
+				p = skipTo
 			}
-			j := bytes.IndexByte(data[p:q], '\\')
+			continue
+		}
+		// A long run, or the end of the data: let IndexByte find the next
+		// quote and then a backslash before it.
+		clean = 0
+		if p < skipTo {
+			p = skipTo
+		}
+		if q < p {
+			j := bytes.IndexByte(data[p:], '"')
 			if j < 0 {
-				return q + 1, esc, errNone
+				return n, tails, errEOF
 			}
-			p += j
+			q = p + j
 		}
-		if data[p] == '"' {
-			return p + 1, esc, errNone
+		j := bytes.IndexByte(data[p:q], '\\')
+		if j < 0 {
+			return q + 1, tails, errNone
 		}
-		esc = true
+		p += j
+		// data[p] is a backslash: check its escape here.
 		if p+1 >= n {
-			return n, esc, errEOF
+			return n, tails, errEOF
 		}
 		switch escLen[data[p+1]] {
 		case 2:
 			p += 2
+			tails++
 		case 6:
 			for k := p + 2; k < p+6; k++ {
 				if k >= n {
-					return n, esc, errEOF
+					return n, tails, errEOF
 				}
 				if hexVal[data[k]] < 0 {
-					return k, esc, errHex
+					return k, tails, errHex
 				}
 			}
+			tails += 5 + pairBonus(data, p)
 			p += 6
 		default:
-			return p + 1, esc, errEscape
+			return p + 1, tails, errEscape
 		}
+		skipTo = p
 	}
 }
+
+// pairBonus returns 1 if the \u escape at data[j] (hex digits already
+// checked) is a high surrogate followed by a well-formed low surrogate
+// escape: the pair is a single code point.
+func pairBonus(data []byte, j int) int {
+	if r := hex4(data, j+2); r >= 0xD800 && r < 0xDC00 && j+12 <= len(data) && data[j+6] == '\\' && data[j+7] == 'u' {
+		if r2 := hex4(data, j+8); r2 >= 0xDC00 && r2 < 0xE000 {
+			return 1
+		}
+	}
+	return 0
+}
+
+// cleanWords is the number of consecutive words without quotes or
+// backslashes after which scanString switches to bytes.IndexByte.
+const cleanWords = 2
 
 // stringEnd returns the index just past the string starting at data[i],
 // which must already have been validated.

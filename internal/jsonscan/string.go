@@ -16,11 +16,11 @@ func stringContent(v []byte) (content []byte, esc, ok bool) {
 	if len(v) < 2 || v[0] != '"' {
 		return nil, false, false
 	}
-	end, esc, code := scanString(v, 0)
+	end, tails, code := scanString(v, 0)
 	if code != errNone || end != len(v) {
 		return nil, false, false
 	}
-	return v[1 : end-1], esc, true
+	return v[1 : end-1], tails > 0, true
 }
 
 // decodeEscape decodes the escape sequence at the start of s (s[0] is a
@@ -187,11 +187,11 @@ func String(v []byte) (s string, ok bool) {
 	if len(v) > 64 {
 		// Strings without escapes, common for long texts, need a single
 		// allocation and copy.
-		end, esc, code := scanString(v, 0)
+		end, tails, code := scanString(v, 0)
 		if code != errNone || end != len(v) {
 			return "", false
 		}
-		if content := v[1 : end-1]; !esc && utf8.Valid(content) {
+		if content := v[1 : end-1]; tails == 0 && utf8.Valid(content) {
 			return string(content), true
 		}
 	}
@@ -365,16 +365,28 @@ func runeCount(s []byte) int {
 		return utf8.RuneCount(s)
 	}
 	// Valid UTF-8: every byte but the continuation bytes starts a rune.
-	n := len(s)
+	return len(s) - continuationBytes(s)
+}
+
+// continuationBytes counts the bytes of s of the form 10xxxxxx.
+func continuationBytes(s []byte) int {
+	n := 0
 	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		if x := load64(s, i); x&msbs != 0 {
-			n -= bits.OnesCount64(x &^ (x << 1) & msbs)
+	for ; i+32 <= len(s); i += 32 {
+		a, b, c, d := load64(s, i), load64(s, i+8), load64(s, i+16), load64(s, i+24)
+		if (a|b|c|d)&msbs == 0 {
+			continue
 		}
+		n += bits.OnesCount64(a&^(a<<1)&msbs) + bits.OnesCount64(b&^(b<<1)&msbs) +
+			bits.OnesCount64(c&^(c<<1)&msbs) + bits.OnesCount64(d&^(d<<1)&msbs)
+	}
+	for ; i+8 <= len(s); i += 8 {
+		x := load64(s, i)
+		n += bits.OnesCount64(x &^ (x << 1) & msbs)
 	}
 	for ; i < len(s); i++ {
 		if s[i]&0xC0 == 0x80 {
-			n--
+			n++
 		}
 	}
 	return n
@@ -472,12 +484,20 @@ func AppendStringClip(dst, v []byte, max int) (out []byte, total int, truncated 
 			n++
 		}
 	}
-	// Count the rest without decoding it.
-	end, rest, code := scanCount(v, p)
+	// Count the rest without decoding it: scanString (whose start offset
+	// only matters as p-1) validates it and sums up the escapes' tail
+	// bytes, which gives the count directly for valid UTF-8.
+	end, tails, code := scanString(v, p-1)
 	if code != errNone || end != len(v) {
 		return fail()
 	}
-	total = n + rest
+	rest := v[p : end-1]
+	if utf8.Valid(rest) {
+		total = n + len(rest) - continuationBytes(rest) - tails
+	} else {
+		_, c, _ := scanCount(v, p)
+		total = n + c
+	}
 	return dst, total, total > max, true
 }
 
@@ -487,7 +507,17 @@ func builtinMax(a, b int) int { return max(a, b) }
 // StringClip is AppendStringClip returning a string.
 func StringClip(v []byte, max int) (s string, total int, truncated bool, ok bool) {
 	var buf [256]byte
-	out, total, truncated, ok := AppendStringClip(buf[:0], v, max)
+	out := buf[:0]
+	// At most 4 bytes per code point, and usually no more than len(v).
+	if size := len(v); size > len(buf) {
+		if max < size/utf8.UTFMax {
+			size = builtinMax(max, 0) * utf8.UTFMax
+		}
+		if size > len(buf) {
+			out = make([]byte, 0, size)
+		}
+	}
+	out, total, truncated, ok = AppendStringClip(out, v, max)
 	if !ok {
 		return "", 0, false, false
 	}

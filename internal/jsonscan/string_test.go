@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -190,6 +191,68 @@ func TestStringClipEveryMax(t *testing.T) {
 				t.Fatalf("input %d max %d: got %q %d %v %v; want %q %d %v", i, max, got, total, trunc, ok,
 					want, len(runes), max < len(runes))
 			}
+		}
+	}
+}
+
+func TestStringClipInvalid(t *testing.T) {
+	long := strings.Repeat("abcdefgh", 20)
+	tests := []struct {
+		name string
+		in   string
+	}{
+		{"bad escape inside clip", `"a\qb` + long + `"`},
+		{"bad escape after clip", `"ab` + long + `\q"`},
+		{"bad hex inside clip", `"\u12x4` + long + `"`},
+		{"bad hex after clip", `"ab` + long + `\u12x4"`},
+		{"bad second surrogate hex after clip", `"ab` + long + `\ud83d\udXYZ"`},
+		{"unterminated after clip", `"ab` + long},
+		{"unterminated by escaped quote", `"ab` + long + `\"`},
+		{"backslash at end", `"ab` + long + `\`},
+		{"trailing bytes", `"ab` + long + `"x`},
+		{"quote inside clip then bytes", `"a"` + long},
+		{"no opening quote", `ab"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, limit := range []int{0, 1, 2, 50, 1 << 30} {
+				dst := []byte("keep")
+				out, total, trunc, ok := AppendStringClip(dst, []byte(tt.in), limit)
+				if ok || total != 0 || trunc || string(out) != "keep" {
+					t.Errorf("AppendStringClip(%q, %d) = %q, %d, %v, %v; want unchanged dst and ok=false",
+						tt.in, limit, out, total, trunc, ok)
+				}
+			}
+			if out, ok := AppendString([]byte("keep"), []byte(tt.in)); ok || string(out) != "keep" {
+				t.Errorf("AppendString(%q) = %q, %v", tt.in, out, ok)
+			}
+			if _, ok := String([]byte(tt.in)); ok {
+				t.Errorf("String(%q) ok", tt.in)
+			}
+			if Valid([]byte(tt.in)) {
+				t.Errorf("Valid(%q) = true", tt.in)
+			}
+		})
+	}
+}
+
+func TestStringLong(t *testing.T) {
+	// Long strings exercise the IndexByte paths of the scanners.
+	text := strings.Repeat("x", 300) + "é" + strings.Repeat("y", 300) + "\n\"" + strings.Repeat("z", 100) + "\xff"
+	v := jsonString(text)
+	v = bytes.Replace(v, []byte(`\ufffd`), []byte("\xff"), 1) // put the raw invalid byte back
+	want := strings.ToValidUTF8(text, "\uFFFD")
+	got, ok := String(v)
+	if !ok || got != want {
+		t.Fatalf("String: ok=%v, mismatch", ok)
+	}
+	for _, limit := range []int{0, 299, 300, 301, 302, 601, 602, 603, 700, 704, 705, 10000} {
+		runes := []rune(want)
+		clip, total, trunc, ok := StringClip(v, limit)
+		wantClip := string(runes[:min(limit, len(runes))])
+		if !ok || clip != wantClip || total != len(runes) || trunc != (limit < len(runes)) {
+			t.Errorf("StringClip(%d) = %d bytes, %d, %v, %v; want %d bytes, %d", limit, len(clip), total, trunc, ok,
+				len(wantClip), len(runes))
 		}
 	}
 }
