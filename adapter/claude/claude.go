@@ -78,11 +78,23 @@ func NewDecoder(cfg Config) *Decoder {
 	}
 }
 
-// fieldsOf is what a line's top level holds, as raw JSON values.
+// fieldsOf is what a line's top level holds, as raw JSON values, and what
+// was read in place from its message or event.
 type fieldsOf struct {
 	typ, subtype, message, parent, event, sessionID     []byte
 	timestamp, isReplay, isSynthetic, errorV, requestID []byte
-	request, response, rateLimit, isSidechain           []byte
+	request, response, rateLimit                        []byte
+
+	messageRead bool   // the message was read in place
+	msgID       []byte // assistant message id, model and usage
+	msgModel    []byte
+	msgUsage    []byte
+	msgText     string   // assistant text given as a plain string
+	lastText    string   // the last assistant text of the line
+	userContent []byte   // user content given as a plain string
+	texts       []string // user text and image blocks
+	eventRead   bool     // the event was read in place
+	ev          eventFields
 }
 
 // Decode appends the events of one line to dst.
@@ -102,46 +114,60 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 		return append(dst, fields.Raw(line))
 	}
 	var f fieldsOf
+	start := len(dst)
 	obj, _ := jsonscan.Object(line)
-	for obj.Next() {
-		k, v := obj.Key(), obj.Value()
-		switch string(k) {
+	// One pass over the line: the message and event objects are read in
+	// place as they come (their type is known by then in every recorded
+	// line), so a large tool output is scanned once, not once per level of
+	// nesting. Values of keys not listed are skipped.
+	for obj.NextKey() {
+		switch string(obj.Key()) {
 		case "type":
-			f.typ = v
+			f.typ = obj.Value()
 		case "subtype":
-			f.subtype = v
+			f.subtype = obj.Value()
 		case "message":
-			f.message = v
-		case "parent_tool_use_id":
-			f.parent = v
+			t := string(fields.Unquoted(f.typ))
+			if m, ok := obj.Object(); ok && (t == "assistant" || t == "user") {
+				dst = d.readMessage(dst, &m, t, &f)
+				obj.LeaveObject(&m)
+				f.messageRead = true
+				continue
+			}
+			f.message = obj.Value()
 		case "event":
-			f.event = v
+			if e, ok := obj.Object(); ok && string(fields.Unquoted(f.typ)) == "stream_event" {
+				readEvent(&e, &f.ev)
+				obj.LeaveObject(&e)
+				f.eventRead = true
+				continue
+			}
+			f.event = obj.Value()
+		case "parent_tool_use_id":
+			f.parent = obj.Value()
 		case "session_id":
-			f.sessionID = v
+			f.sessionID = obj.Value()
 		case "timestamp":
-			f.timestamp = v
+			f.timestamp = obj.Value()
 		case "isReplay":
-			f.isReplay = v
+			f.isReplay = obj.Value()
 		case "isSynthetic":
-			f.isSynthetic = v
+			f.isSynthetic = obj.Value()
 		case "error":
-			f.errorV = v
+			f.errorV = obj.Value()
 		case "request_id":
-			f.requestID = v
+			f.requestID = obj.Value()
 		case "request":
-			f.request = v
+			f.request = obj.Value()
 		case "response":
-			f.response = v
+			f.response = obj.Value()
 		case "rate_limit_info":
-			f.rateLimit = v
-		case "isSidechain":
-			f.isSidechain = v
+			f.rateLimit = obj.Value()
 		}
 	}
 	if !obj.Complete() {
-		return append(dst, fields.Raw(line))
+		return append(dst[:start], fields.Raw(line))
 	}
-	start := len(dst)
 	dst = d.dispatch(dst, line, &f)
 	if len(dst) > start {
 		parent := fields.Str(f.parent)
@@ -179,7 +205,7 @@ func (d *Decoder) decodeArray(dst []agentstream.Event, line []byte) []agentstrea
 }
 
 func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, f *fieldsOf) []agentstream.Event {
-	switch fields.Str(f.typ) {
+	switch string(fields.Unquoted(f.typ)) {
 	case "system":
 		return d.system(dst, line, f)
 	case "assistant":
@@ -187,6 +213,10 @@ func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, f *fieldsOf) []
 	case "user":
 		return d.user(dst, line, f)
 	case "stream_event":
+		if !f.eventRead {
+			e, _ := jsonscan.Object(f.event)
+			readEvent(&e, &f.ev)
+		}
 		return d.streamEvent(dst, f)
 	case "result":
 		return d.result(dst, line)

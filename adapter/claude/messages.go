@@ -9,96 +9,137 @@ import (
 	"github.com/agentstream/agentstream/internal/jsonscan"
 )
 
-// assistant maps an assistant line: one content block (usually) of a model
-// response, with the response's usage snapshot.
-func (d *Decoder) assistant(dst []agentstream.Event, line []byte, f *fieldsOf) []agentstream.Event {
-	var id, model []byte
-	var content, usage []byte
-	obj, ok := jsonscan.Object(f.message)
-	if !ok {
-		return append(dst, fields.Raw(line))
-	}
-	for obj.Next() {
-		switch string(obj.Key()) {
+// block is one content block of a message, as raw JSON values.
+type block struct {
+	typ, text, thinking, signature, id, name, input []byte
+	toolUseID, content, isError, source, toolName   []byte
+}
+
+// readBlock reads a content block's members in place, each value once.
+func readBlock(o *jsonscan.Obj) block {
+	var b block
+	for o.NextKey() {
+		switch string(o.Key()) {
+		case "type":
+			b.typ = o.Value()
+		case "text":
+			b.text = o.Value()
+		case "thinking":
+			b.thinking = o.Value()
+		case "signature":
+			b.signature = o.Value()
 		case "id":
-			id = obj.Value()
-		case "model":
-			model = obj.Value()
+			b.id = o.Value()
+		case "name":
+			b.name = o.Value()
+		case "input":
+			b.input = o.Value()
+		case "tool_use_id":
+			b.toolUseID = o.Value()
 		case "content":
-			content = obj.Value()
+			b.content = o.Value()
+		case "is_error":
+			b.isError = o.Value()
+		case "source":
+			b.source = o.Value()
+		case "tool_name":
+			b.toolName = o.Value()
+		}
+	}
+	return b
+}
+
+// readMessage reads the message object of an assistant or user line in
+// place: content blocks are mapped as they come, the rest is kept in f for
+// the end of the line.
+func (d *Decoder) readMessage(dst []agentstream.Event, m *jsonscan.Obj, typ string, f *fieldsOf) []agentstream.Event {
+	for m.NextKey() {
+		switch string(m.Key()) {
+		case "id":
+			f.msgID = m.Value()
+		case "model":
+			f.msgModel = m.Value()
 		case "usage":
-			usage = obj.Value()
-		}
-	}
-	start := len(dst)
-	if s := fields.Str(content); s != "" {
-		text, trunc, _ := fields.Text(content)
-		dst = append(dst, agentstream.E(&agentstream.Message{Role: agentstream.RoleAssistant, Text: text, Truncated: trunc}))
-	}
-	arr, _ := jsonscan.Array(content)
-	for arr.Next() {
-		dst = d.assistantBlock(dst, arr.Value())
-	}
-	if len(f.errorV) > 0 && !jsonscan.IsNull(f.errorV) {
-		msg := ""
-		for _, e := range dst[start:] {
-			if m, ok := e.Payload.(*agentstream.Message); ok {
-				msg = m.Text
+			f.msgUsage = m.Value()
+		case "content":
+			arr, ok := m.Array()
+			if !ok {
+				v := m.Value()
+				if typ == "assistant" {
+					f.msgText = fields.Str(v)
+				} else {
+					f.userContent = v
+				}
+				continue
 			}
-		}
-		dst = append(dst, agentstream.E(&agentstream.Error{Message: msg, ErrorType: fields.Str(f.errorV)}))
-	}
-	if len(usage) > 0 {
-		msgID, m := fields.Str(id), fields.Str(model)
-		u := parseUsage(usage)
-		if p, ok := d.pending[msgID]; ok && msgID != "" {
-			// Deltas are streamed: the final figures come with message_delta.
-			if p.model == "" {
-				p.model = m
+			for arr.NextElem() {
+				o, ok := arr.Object()
+				if !ok {
+					continue
+				}
+				b := readBlock(&o)
+				arr.LeaveObject(&o)
+				if typ == "assistant" {
+					n := len(dst)
+					dst = d.assistantBlock(dst, b)
+					for _, e := range dst[n:] {
+						if msg, ok := e.Payload.(*agentstream.Message); ok {
+							f.lastText = msg.Text
+						}
+					}
+				} else {
+					dst = d.userBlock(dst, b, f)
+				}
 			}
-		} else {
-			dst = d.emitUsage(dst, msgID, m, u)
+			m.LeaveArray(&arr)
 		}
 	}
 	return dst
 }
 
-func (d *Decoder) assistantBlock(dst []agentstream.Event, block []byte) []agentstream.Event {
-	var typ, text, thinking, signature, id, name, input []byte
-	obj, ok := jsonscan.Object(block)
-	if !ok {
-		return dst
+// assistant maps an assistant line: one content block (usually) of a model
+// response, with the response's usage snapshot.
+func (d *Decoder) assistant(dst []agentstream.Event, line []byte, f *fieldsOf) []agentstream.Event {
+	if !f.messageRead {
+		m, ok := jsonscan.Object(f.message)
+		if !ok {
+			return append(dst, fields.Raw(line))
+		}
+		dst = d.readMessage(dst, &m, "assistant", f)
 	}
-	for obj.Next() {
-		switch string(obj.Key()) {
-		case "type":
-			typ = obj.Value()
-		case "text":
-			text = obj.Value()
-		case "thinking":
-			thinking = obj.Value()
-		case "signature":
-			signature = obj.Value()
-		case "data":
-			// redacted_thinking carries its encrypted reasoning here.
-		case "id":
-			id = obj.Value()
-		case "name":
-			name = obj.Value()
-		case "input":
-			input = obj.Value()
+	if f.msgText != "" {
+		text, trunc := agentstream.Clip(f.msgText, agentstream.MaxText)
+		f.lastText = text
+		dst = append(dst, agentstream.E(&agentstream.Message{Role: agentstream.RoleAssistant, Text: text, Truncated: trunc}))
+	}
+	if len(f.errorV) > 0 && !jsonscan.IsNull(f.errorV) {
+		dst = append(dst, agentstream.E(&agentstream.Error{Message: f.lastText, ErrorType: fields.Str(f.errorV)}))
+	}
+	if len(f.msgUsage) > 0 {
+		msgID, model := fields.Str(f.msgID), fields.Str(f.msgModel)
+		if p, ok := d.pending[msgID]; ok && msgID != "" {
+			// Deltas are streamed: the final figures come with message_delta.
+			if p.model == "" {
+				p.model = model
+			}
+		} else {
+			dst = d.emitUsage(dst, msgID, model, parseUsage(f.msgUsage))
 		}
 	}
-	switch fields.Str(typ) {
+	return dst
+}
+
+func (d *Decoder) assistantBlock(dst []agentstream.Event, b block) []agentstream.Event {
+	switch string(fields.Unquoted(b.typ)) {
 	case "text":
-		t, trunc, n := fields.Text(text)
+		t, trunc, n := fields.Text(b.text)
 		if n == 0 {
 			return dst
 		}
 		return append(dst, agentstream.E(&agentstream.Message{Role: agentstream.RoleAssistant, Text: t, Truncated: trunc}))
 	case "thinking":
-		t, trunc, n := fields.Text(thinking)
-		redacted := n == 0 && fields.Str(signature) != ""
+		t, trunc, n := fields.Text(b.thinking)
+		redacted := n == 0 && fields.Str(b.signature) != ""
 		if n == 0 && !redacted {
 			return dst
 		}
@@ -106,7 +147,7 @@ func (d *Decoder) assistantBlock(dst []agentstream.Event, block []byte) []agents
 	case "redacted_thinking":
 		return append(dst, agentstream.E(&agentstream.Thinking{Redacted: true}))
 	case "tool_use", "server_tool_use":
-		return d.toolUse(dst, fields.Str(id), fields.Str(name), input)
+		return d.toolUse(dst, fields.Str(b.id), fields.Str(b.name), b.input)
 	}
 	return dst
 }
@@ -194,45 +235,49 @@ func questions(callID string, input []byte) *agentstream.Question {
 // user maps a user line: tool results, a prompt, a subagent's prompt, or a
 // replayed or synthetic message.
 func (d *Decoder) user(dst []agentstream.Event, line []byte, f *fieldsOf) []agentstream.Event {
-	content := jsonscan.Get(f.message, "content")
+	if !f.messageRead {
+		m, ok := jsonscan.Object(f.message)
+		if !ok {
+			return append(dst, fields.Raw(line))
+		}
+		dst = d.readMessage(dst, &m, "user", f)
+	}
 	role := agentstream.RoleUser
 	if fields.Bool(f.isSynthetic) {
 		role = agentstream.RoleSystem
 	}
-	if len(content) > 0 && content[0] == '"' {
-		text, trunc, n := fields.Text(content)
+	if len(f.userContent) > 0 {
+		text, trunc, n := fields.Text(f.userContent)
 		if n == 0 {
 			return dst
 		}
 		return append(dst, agentstream.E(&agentstream.Message{Role: role, Text: text, Truncated: trunc}))
 	}
-	arr, ok := jsonscan.Array(content)
-	if !ok {
-		return append(dst, fields.Raw(line))
-	}
-	var texts []string
-	for arr.Next() {
-		block := arr.Value()
-		switch fields.Str(jsonscan.Get(block, "type")) {
-		case "tool_result":
-			dst = d.toolResult(dst, block)
-		case "text":
-			if s := fields.Str(jsonscan.Get(block, "text")); s != "" {
-				texts = append(texts, s)
-			}
-		case "image":
-			texts = append(texts, imageText(block))
-		}
-	}
-	if len(texts) > 0 {
-		text, trunc := agentstream.Clip(strings.Join(texts, "\n"), agentstream.MaxText)
+	if len(f.texts) > 0 {
+		text, trunc := agentstream.Clip(strings.Join(f.texts, "\n"), agentstream.MaxText)
 		dst = append(dst, agentstream.E(&agentstream.Message{Role: role, Text: text, Truncated: trunc}))
 	}
 	return dst
 }
 
-func imageText(block []byte) string {
-	src := jsonscan.Get(block, "source")
+// userBlock maps one content block of a user message: a tool result now,
+// text and images into the message written at the end of the line.
+func (d *Decoder) userBlock(dst []agentstream.Event, b block, f *fieldsOf) []agentstream.Event {
+	switch string(fields.Unquoted(b.typ)) {
+	case "tool_result":
+		return d.toolResult(dst, b)
+	case "text":
+		if s := fields.Str(b.text); s != "" {
+			f.texts = append(f.texts, s)
+		}
+	case "image":
+		f.texts = append(f.texts, imageText(b.source))
+	}
+	return dst
+}
+
+// imageText describes an image block by its source object.
+func imageText(src []byte) string {
 	media := fields.Str(jsonscan.Get(src, "media_type"))
 	if media == "" {
 		media = "unknown"
@@ -252,19 +297,8 @@ func imageText(block []byte) string {
 	return "[image: " + media + ", " + strconv.Itoa(n) + " bytes]"
 }
 
-func (d *Decoder) toolResult(dst []agentstream.Event, block []byte) []agentstream.Event {
-	var id, content, isError []byte
-	obj, _ := jsonscan.Object(block)
-	for obj.Next() {
-		switch string(obj.Key()) {
-		case "tool_use_id":
-			id = obj.Value()
-		case "content":
-			content = obj.Value()
-		case "is_error":
-			isError = obj.Value()
-		}
-	}
+func (d *Decoder) toolResult(dst []agentstream.Event, b block) []agentstream.Event {
+	id, content, isError := b.toolUseID, b.content, b.isError
 	callID := fields.Str(id)
 	info := d.tools[callID]
 	r := &agentstream.ToolResult{CallID: callID, IsError: fields.Bool(isError), Name: info.name}
@@ -283,7 +317,7 @@ func (d *Decoder) toolResult(dst []agentstream.Event, block []byte) []agentstrea
 				t, _, n := fields.Text(jsonscan.Get(b, "text"))
 				s, chars = t, chars+n
 			case "image":
-				s = imageText(b)
+				s = imageText(jsonscan.Get(b, "source"))
 				chars += int64(len(s))
 			case "tool_reference":
 				s = "[tool: " + fields.Str(jsonscan.Get(b, "tool_name")) + "]"
@@ -318,48 +352,59 @@ func (d *Decoder) toolResult(dst []agentstream.Event, block []byte) []agentstrea
 	return dst
 }
 
+// eventFields are the members of a stream_event's event that the adapter
+// reads.
+type eventFields struct {
+	typ, deltaType, deltaText, message, usage []byte
+}
+
+// readEvent reads a stream_event's event in place.
+func readEvent(e *jsonscan.Obj, ev *eventFields) {
+	for e.NextKey() {
+		switch string(e.Key()) {
+		case "type":
+			ev.typ = e.Value()
+		case "delta":
+			dl, ok := e.Object()
+			if !ok {
+				continue
+			}
+			for dl.NextKey() {
+				switch string(dl.Key()) {
+				case "type":
+					ev.deltaType = dl.Value()
+				case "text", "thinking":
+					ev.deltaText = dl.Value()
+				}
+			}
+			e.LeaveObject(&dl)
+		case "message":
+			ev.message = e.Value()
+		case "usage":
+			ev.usage = e.Value()
+		}
+	}
+}
+
 // streamEvent maps a partial-message line: text and thinking deltas become
 // live events; message_start and message_delta feed the usage state.
 func (d *Decoder) streamEvent(dst []agentstream.Event, f *fieldsOf) []agentstream.Event {
-	var typ, delta, message, usage []byte
-	obj, _ := jsonscan.Object(f.event)
-	for obj.Next() {
-		switch string(obj.Key()) {
-		case "type":
-			typ = obj.Value()
-		case "delta":
-			delta = obj.Value()
-		case "message":
-			message = obj.Value()
-		case "usage":
-			usage = obj.Value()
-		}
-	}
-	parent := fields.Str(f.parent)
-	switch fields.Str(typ) {
+	ev := &f.ev
+	switch string(fields.Unquoted(ev.typ)) {
 	case "content_block_delta":
-		var dt, text []byte
-		obj, _ := jsonscan.Object(delta)
-		for obj.Next() {
-			switch string(obj.Key()) {
-			case "type":
-				dt = obj.Value()
-			case "text", "thinking":
-				text = obj.Value()
-			}
-		}
-		switch fields.Str(dt) {
+		switch string(fields.Unquoted(ev.deltaType)) {
 		case "text_delta":
-			if s := fields.Str(text); s != "" {
+			if s := fields.Str(ev.deltaText); s != "" {
 				dst = append(dst, agentstream.E(&agentstream.MessageDelta{Role: agentstream.RoleAssistant, Text: s}))
 			}
 		case "thinking_delta":
-			if s := fields.Str(text); s != "" {
+			if s := fields.Str(ev.deltaText); s != "" {
 				dst = append(dst, agentstream.E(&agentstream.ThinkingDelta{Text: s}))
 			}
 		}
 	case "message_start":
-		id := fields.Str(jsonscan.Get(message, "id"))
+		parent := fields.Str(f.parent)
+		id := fields.Str(jsonscan.Get(ev.message, "id"))
 		if id == "" || d.counted[id] {
 			return dst
 		}
@@ -368,17 +413,17 @@ func (d *Decoder) streamEvent(dst []agentstream.Event, f *fieldsOf) []agentstrea
 		}
 		d.pending[id] = &pendingUsage{
 			id: id, parent: parent,
-			model: fields.Str(jsonscan.Get(message, "model")),
-			u:     parseUsage(jsonscan.Get(message, "usage")),
+			model: fields.Str(jsonscan.Get(ev.message, "model")),
+			u:     parseUsage(jsonscan.Get(ev.message, "usage")),
 		}
 		d.current[parent] = id
 	case "message_delta":
-		id := d.current[parent]
+		id := d.current[fields.Str(f.parent)]
 		p, ok := d.pending[id]
 		if !ok {
 			return dst
 		}
-		p.u = p.u.merge(parseUsage(usage))
+		p.u = p.u.merge(parseUsage(ev.usage))
 		dst = d.emitUsage(dst, p.id, p.model, p.u)
 		d.dropOrder(id)
 	}

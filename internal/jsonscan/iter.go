@@ -6,6 +6,7 @@ const (
 	iterIdle uint8 = iota
 	iterStart
 	iterItem
+	iterLazy // a member or element whose value has not been scanned yet
 	iterDone
 	iterFailed
 )
@@ -43,6 +44,34 @@ func Object(v []byte) (Obj, bool) {
 // Next advances to the next member. It returns false at the end of the
 // object or when the object is malformed (see Err).
 func (o *Obj) Next() bool {
+	if o.state == iterLazy && !o.settle() {
+		return false
+	}
+	return o.next(false)
+}
+
+// NextKey advances to the next member like Next, but leaves the member's
+// value unscanned: Value scans it when asked, and Object or Array iterate it
+// in place, so that a value descended into is read once rather than once
+// per level of nesting.
+func (o *Obj) NextKey() bool {
+	if o.state == iterLazy && !o.settle() {
+		return false
+	}
+	return o.next(true)
+}
+
+// settle scans the value of the current lazy member.
+func (o *Obj) settle() bool {
+	end, code := skip(o.data, o.vs)
+	if code != errNone {
+		return o.fail(end, code)
+	}
+	o.ve, o.pos, o.state = end, end, iterItem
+	return true
+}
+
+func (o *Obj) next(lazy bool) bool {
 	data := o.data
 	i := skipWS(data, o.pos)
 	switch o.state {
@@ -86,6 +115,13 @@ func (o *Obj) Next() bool {
 		return o.fail(i, errColon)
 	}
 	i = skipWS(data, i+1)
+	if lazy {
+		if i >= len(data) {
+			return o.fail(len(data), errEOF)
+		}
+		o.vs, o.state = i, iterLazy
+		return true
+	}
 	end, code = skip(data, i)
 	if code != errNone {
 		return o.fail(end, code)
@@ -102,7 +138,7 @@ func (o *Obj) fail(off int, code errCode) bool {
 // Key returns the raw bytes of the current member's key, between the quotes
 // and still escaped. It returns nil when there is no current member.
 func (o *Obj) Key() []byte {
-	if o.state != iterItem {
+	if o.state != iterItem && o.state != iterLazy {
 		return nil
 	}
 	return o.data[o.ks:o.ke:o.ke]
@@ -112,7 +148,7 @@ func (o *Obj) Key() []byte {
 // The comparison is exact (case-sensitive) and does not allocate; keys
 // without escapes are compared directly.
 func (o *Obj) KeyIs(name string) bool {
-	if o.state != iterItem {
+	if o.state != iterItem && o.state != iterLazy {
 		return false
 	}
 	return equalDecoded(o.data[o.ks:o.ke], o.esc, name)
@@ -121,6 +157,9 @@ func (o *Obj) KeyIs(name string) bool {
 // Value returns the raw bytes of the current member's value, without
 // surrounding whitespace, or nil when there is no current member.
 func (o *Obj) Value() []byte {
+	if o.state == iterLazy && !o.settle() {
+		return nil
+	}
 	if o.state != iterItem {
 		return nil
 	}
@@ -159,6 +198,31 @@ func Array(v []byte) (Arr, bool) {
 // Next advances to the next element. It returns false at the end of the
 // array or when the array is malformed (see Err).
 func (a *Arr) Next() bool {
+	if a.state == iterLazy && !a.settle() {
+		return false
+	}
+	return a.next(false)
+}
+
+// NextElem advances to the next element like Next, but leaves it unscanned,
+// as Obj.NextKey does.
+func (a *Arr) NextElem() bool {
+	if a.state == iterLazy && !a.settle() {
+		return false
+	}
+	return a.next(true)
+}
+
+func (a *Arr) settle() bool {
+	end, code := skip(a.data, a.vs)
+	if code != errNone {
+		return a.fail(end, code)
+	}
+	a.ve, a.pos, a.state = end, end, iterItem
+	return true
+}
+
+func (a *Arr) next(lazy bool) bool {
 	data := a.data
 	i := skipWS(data, a.pos)
 	switch a.state {
@@ -183,6 +247,13 @@ func (a *Arr) Next() bool {
 	default:
 		return false
 	}
+	if lazy {
+		if i >= len(data) {
+			return a.fail(len(data), errEOF)
+		}
+		a.vs, a.state = i, iterLazy
+		return true
+	}
 	end, code := skip(data, i)
 	if code != errNone {
 		return a.fail(end, code)
@@ -199,6 +270,9 @@ func (a *Arr) fail(off int, code errCode) bool {
 // Value returns the raw bytes of the current element, without surrounding
 // whitespace, or nil when there is no current element.
 func (a *Arr) Value() []byte {
+	if a.state == iterLazy && !a.settle() {
+		return nil
+	}
 	if a.state != iterItem {
 		return nil
 	}

@@ -138,3 +138,21 @@ func Raw(line []byte) agentstream.Event {
 	}
 	return agentstream.E(agentstream.NewRaw(agentstream.RawMalformed, line))
 }
+
+// Unquoted returns the content of the JSON string v without allocating when
+// it has no escapes (the bytes between the quotes), else its decoded bytes;
+// nil when v is not a string. It suits a switch on a discriminator:
+// switch string(fields.Unquoted(v)) does not allocate.
+func Unquoted(v []byte) []byte {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return nil
+	}
+	inner := v[1 : len(v)-1]
+	for _, c := range inner {
+		if c == '\\' {
+			b, _ := jsonscan.AppendString(nil, v)
+			return b
+		}
+	}
+	return inner
+}
