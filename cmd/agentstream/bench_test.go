@@ -37,7 +37,7 @@ func BenchmarkNormalizeProcess(b *testing.B) {
 		defer in.Close()
 		cmd := exec.Command(name, args...)
 		cmd.Stdin = in
-		devnull, _ := os.Open(os.DevNull)
+		devnull, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 		defer devnull.Close()
 		cmd.Stdout = devnull
 		start := time.Now()
