@@ -87,6 +87,17 @@ type Normalizer struct {
 	endLine int64
 	events  []Event
 	partial partials
+	sources []Source // a slab the line sources are taken from
+}
+
+// source returns a new Source, taken from a slab so that a line costs no
+// allocation of its own. Sources handed out are never reused.
+func (n *Normalizer) source(stream string, line int64) *Source {
+	if len(n.sources) == cap(n.sources) {
+		n.sources = make([]Source, 0, 128)
+	}
+	n.sources = append(n.sources, Source{Stream: stream, Line: line})
+	return &n.sources[len(n.sources)-1]
 }
 
 // NewNormalizer returns a Normalizer running dec.
@@ -106,7 +117,7 @@ func (n *Normalizer) Harness() string { return n.cfg.Harness }
 // Line appends the envelopes of one stdout line to dst. now is when the line
 // was read; a zero now takes each event's own time, if any.
 func (n *Normalizer) Line(dst []Envelope, l Line, now time.Time) []Envelope {
-	src := &Source{Stream: "stdout", Line: l.N}
+	src := n.source("stdout", l.N)
 	if l.Oversized {
 		text, _ := ClipBytes(l.Head, MaxText)
 		return n.stamp(dst, E(&Raw{Reason: RawOversized, Text: text, Bytes: l.Size, Truncated: true}), src, now)
@@ -120,7 +131,7 @@ func (n *Normalizer) Line(dst []Envelope, l Line, now time.Time) []Envelope {
 
 // Stderr appends the stderr event of one stderr line to dst.
 func (n *Normalizer) Stderr(dst []Envelope, l Line, now time.Time) []Envelope {
-	src := &Source{Stream: "stderr", Line: l.N}
+	src := n.source("stderr", l.N)
 	b := l.Bytes
 	if l.Oversized {
 		b = l.Head
