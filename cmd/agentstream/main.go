@@ -39,9 +39,18 @@ type command struct {
 
 // commands is the table of subcommands. Each lives in its own file.
 var commands = map[string]command{
-	"normalize": {"native lines in, one event envelope per line out", cmdNormalize},
-	"usage":     {"the usage recap of a recorded session", cmdUsage},
-	"protocols": {"the protocols and the flags each adds to a command", cmdProtocols},
+	"normalize":   {"native lines in, one event envelope per line out", cmdNormalize},
+	"usage":       {"the usage recap of a recorded session", cmdUsage},
+	"protocols":   {"the protocols and the flags each adds to a command", cmdProtocols},
+	"sessions":    {"list the stored sessions", cmdSessions},
+	"show":        {"render a stored session (--follow tails a running one)", cmdShow},
+	"export":      {"write a stored session's events or native lines", cmdExport},
+	"import":      {"store a recorded native output file as a session", cmdImport},
+	"renormalize": {"read a stored session's native lines again with today's adapters", cmdRenormalize},
+	"serve":       {"serve the HTTP API and the web timeline", cmdServe},
+	"render":      {"show a recorded session as run shows it live", cmdRender},
+	"run":         {"run a coding agent and watch it live", cmdRun},
+	"demo":        {"the web timeline on recorded sessions, one replayed live", cmdDemo},
 }
 
 func main() {

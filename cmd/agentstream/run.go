@@ -1,0 +1,303 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/agentstream/agentstream"
+	"github.com/agentstream/agentstream/console"
+	"github.com/agentstream/agentstream/runner"
+)
+
+// Exit statuses of run besides the harness's own.
+const (
+	exitOversized = 123 // a line over --max-line stopped the run
+	exitIdle      = 124 // --idle-timeout stopped the harness
+	exitDeadline  = 125 // --timeout stopped the harness
+	exitNoStart   = 127 // the harness could not be started
+	exitAborted   = 130 // agentstream run was interrupted
+)
+
+const runDoc = `Runs a coding agent (the harness) and shows what it does as it does it, in a
+terminal or a CI log. The protocol's flags are added to COMMAND (see
+'agentstream protocols'), and the prompt goes where the protocol wants it:
+on stdin, as a stream-json message, as the last argument, or over the Agent
+Client Protocol. With no --prompt or --prompt-file, the prompt is read from
+stdin when stdin is not a terminal. With --protocol auto (the default) the
+dialect is detected from the first lines of stdout, no flags are added and the
+prompt goes on stdin: name the protocol to have its flags added.
+
+The run always ends for a known reason, written as the last event
+(session.ended): the harness's own report (completion), its exit (exit), no
+output for --idle-timeout (idle-timeout), the --timeout wall clock
+(deadline), SIGINT or SIGTERM (aborted), or a line over --max-line
+(oversized-event). Stopping the harness sends SIGTERM to its whole process
+group, then SIGKILL after --grace.
+
+In GitHub Actions (--ci github, the default when GITHUB_ACTIONS=true) each turn
+is a ::group::, errors are ::error:: and retries and quota ::warning::, and a
+Markdown recap is appended to $GITHUB_STEP_SUMMARY. Text from the agent can
+never issue a workflow command or an escape sequence.
+
+Exit status:
+  the harness's own   when it ran to its end (128+N when signal N ended it);
+                      0 or 1 by the reported status when it had reported its
+                      end and was stopped for lingering
+  1                   an error of agentstream itself (writing --events, ...)
+  2                   bad usage
+  123                 a line over --max-line (oversized-event)
+  124                 --idle-timeout (idle-timeout)
+  125                 --timeout (deadline)
+  127                 the harness could not be started (command not found, ...)
+  130                 interrupted by SIGINT or SIGTERM (aborted)`
+
+func cmdRun(ctx context.Context, e *env, args []string) int {
+	fs := newFlags(e, "run", "[flags] -- COMMAND [ARGS...]", runDoc)
+	protocol := fs.String("protocol", "auto", "the harness's protocol, or auto to detect it: "+protocolList())
+	prompt := fs.String("prompt", "", "the prompt")
+	promptFile := fs.String("prompt-file", "", "read the prompt from `FILE` (- for stdin)")
+	idle := fs.Duration("idle-timeout", 0, "stop the harness after this long without a line on stdout (0: never)")
+	timeout := fs.Duration("timeout", 0, "stop the harness after this long (0: never)")
+	grace := fs.Duration("grace", runner.DefaultGrace, "time between SIGTERM and SIGKILL")
+	maxLine := fs.Int64("max-line", 0, "stop the run at a stdout line longer than this many bytes (0: no limit; longer lines than 16 MiB are kept as raw)")
+	approve := fs.String("approve", runner.ApproveNone, "answer an ACP agent's permission requests: all or none")
+	events := fs.String("events", "", "write the normalized event envelopes to `FILE`, one per line")
+	spool := fs.String("spool", "", "write the harness's native stdout to `FILE`, byte for byte")
+	summaryJSON := fs.String("summary-json", "", "write the recap of the run to `FILE` as JSON")
+	session := fs.String("session", "", "the session id of the envelopes (default: a new one)")
+	ci := fs.String("ci", "auto", "CI log format: auto (github when GITHUB_ACTIONS=true), github or none")
+	color := fs.String("color", "auto", "colour: auto, always or never")
+	width := fs.Int("width", 0, "the width in columns (0: the terminal's, else $COLUMNS, else 80)")
+	quiet := fs.Bool("quiet", false, "render nothing but errors")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(e.stderr, "agentstream run: "+format+"\n", a...)
+		return exitUsage
+	}
+	command := fs.Args()
+	if len(command) == 0 {
+		return usageErr("no COMMAND (agentstream run [flags] -- COMMAND [ARGS...])")
+	}
+	if _, ok := agentstream.LookupProtocol(*protocol); !ok && *protocol != "auto" {
+		return usageErr("unknown protocol %q (want auto or one of %s)", *protocol, protocolList())
+	}
+	if *approve != runner.ApproveAll && *approve != runner.ApproveNone {
+		return usageErr("--approve %q: want all or none", *approve)
+	}
+	if *prompt != "" && *promptFile != "" {
+		return usageErr("--prompt and --prompt-file exclude each other")
+	}
+	opts, err := consoleOptions(e, *color, *ci, *width)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	opts.Quiet = *quiet
+	opts.Now = time.Now
+
+	text, err := readPrompt(e, *prompt, *promptFile)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentstream run: prompt: %v\n", err)
+		return exitError
+	}
+	var closers []io.Closer
+	defer func() {
+		for _, c := range closers {
+			c.Close()
+		}
+	}()
+	create := func(name string) (*os.File, error) {
+		f, err := os.Create(name)
+		if err == nil {
+			closers = append(closers, f)
+		}
+		return f, err
+	}
+	summaryFile, err := openStepSummary(e, opts)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentstream run: step summary: %v\n", err)
+		return exitError
+	}
+	if summaryFile != nil {
+		closers = append(closers, summaryFile)
+		opts.StepSummary = summaryFile
+	}
+	render := console.New(e.stdout, opts)
+	handlers := []agentstream.Handler{render}
+	var eventsOut *eventsWriter
+	if *events != "" {
+		f, err := create(*events)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "agentstream run: %v\n", err)
+			return exitError
+		}
+		eventsOut = &eventsWriter{w: bufio.NewWriterSize(f, 64<<10)}
+		handlers = append(handlers, eventsOut)
+	}
+	r := &runner.Runner{
+		Command:     command,
+		Protocol:    *protocol,
+		Prompt:      text,
+		IdleTimeout: *idle,
+		Timeout:     *timeout,
+		Grace:       *grace,
+		MaxLine:     *maxLine,
+		Approve:     *approve,
+		Handler:     agentstream.Fanout(handlers...),
+		Session:     *session,
+	}
+	if *spool != "" {
+		f, err := create(*spool)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "agentstream run: %v\n", err)
+			return exitError
+		}
+		r.Spool = f
+	}
+
+	res, err := r.Run(ctx)
+	var startErr *runner.StartError
+	if errors.As(err, &startErr) {
+		fmt.Fprintf(e.stderr, "agentstream run: %s: %v\n", startErr.Command, startErr.Err)
+		return exitNoStart
+	}
+	if cerr := render.Close(); err == nil {
+		err = cerr
+	}
+	if eventsOut != nil {
+		if ferr := eventsOut.w.Flush(); err == nil {
+			err = ferr
+		}
+	}
+	if err == nil && *summaryJSON != "" {
+		err = writeSummary(*summaryJSON, res)
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentstream run: %v\n", err)
+		return exitError
+	}
+	return runExitCode(res)
+}
+
+// runExitCode is the exit status of a run that went through.
+func runExitCode(res runner.Result) int {
+	switch res.Ended.Reason {
+	case agentstream.ReasonIdleTimeout:
+		return exitIdle
+	case agentstream.ReasonDeadline:
+		return exitDeadline
+	case agentstream.ReasonAborted:
+		return exitAborted
+	case agentstream.ReasonOversizedEvent:
+		return exitOversized
+	}
+	if res.Exited {
+		if res.Signal != 0 {
+			return 128 + int(res.Signal)
+		}
+		return res.ExitCode
+	}
+	if res.Ended.Status == agentstream.StatusSucceeded {
+		return exitOK
+	}
+	return exitError
+}
+
+// readPrompt returns the prompt from --prompt, --prompt-file, or stdin when
+// it is not a terminal.
+func readPrompt(e *env, prompt, file string) (string, error) {
+	switch {
+	case prompt != "":
+		return prompt, nil
+	case file != "":
+		var b []byte
+		err := withInput(e, file, func(r io.Reader) error {
+			var err error
+			b, err = io.ReadAll(r)
+			return err
+		})
+		return string(b), err
+	}
+	if f, ok := e.stdin.(*os.File); ok {
+		if _, tty := console.Terminal(f); tty {
+			return "", nil
+		}
+	}
+	if e.stdin == nil {
+		return "", nil
+	}
+	b, err := io.ReadAll(e.stdin)
+	return string(b), err
+}
+
+// eventsWriter writes the stored envelopes (not the live deltas) as JSON
+// lines.
+type eventsWriter struct {
+	w   *bufio.Writer
+	buf []byte
+}
+
+func (ew *eventsWriter) Handle(_ context.Context, env agentstream.Envelope) error {
+	if agentstream.IsLive(env.Type()) {
+		return nil
+	}
+	ew.buf = env.AppendJSON(ew.buf[:0])
+	ew.buf = append(ew.buf, '\n')
+	if _, err := ew.w.Write(ew.buf); err != nil {
+		return fmt.Errorf("events: %w", err)
+	}
+	if env.Type() == agentstream.TypeSessionEnded {
+		if err := ew.w.Flush(); err != nil {
+			return fmt.Errorf("events: %w", err)
+		}
+	}
+	return nil
+}
+
+// runSummary is what --summary-json writes.
+type runSummary struct {
+	Session    string            `json:"session"`
+	Protocol   string            `json:"protocol"`
+	Harness    string            `json:"harness"`
+	PID        int               `json:"pid"`
+	Status     string            `json:"status"`
+	Reason     string            `json:"reason"`
+	StopReason string            `json:"stopReason"`
+	Error      string            `json:"error"`
+	Exited     bool              `json:"exited"`
+	ExitCode   *int              `json:"exitCode"`
+	Signal     *string           `json:"signal"`
+	DurationMs int64             `json:"durationMs"`
+	LastSeq    int64             `json:"lastSeq"`
+	Recap      agentstream.Recap `json:"recap"`
+}
+
+func writeSummary(name string, res runner.Result) error {
+	s := runSummary{
+		Session: res.Session, Protocol: res.Protocol, Harness: res.Harness, PID: res.PID,
+		Status: res.Ended.Status, Reason: res.Ended.Reason, StopReason: res.Ended.StopReason, Error: res.Ended.Error,
+		Exited: res.Exited, DurationMs: res.Duration.Milliseconds(), LastSeq: res.LastSeq, Recap: res.Recap,
+	}
+	if res.Signal != 0 {
+		sig := res.Signal.String()
+		s.Signal = &sig
+	} else {
+		code := res.ExitCode
+		s.ExitCode = &code
+	}
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(name, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("summary: %w", err)
+	}
+	return nil
+}

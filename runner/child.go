@@ -1,0 +1,113 @@
+package runner
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+// child is the running harness as a session sees it. The real one is a
+// process; tests give a session a fake.
+type child struct {
+	pid int
+	// stdout and stderr are the read ends of the harness's output. Closing
+	// one makes a blocked Read return, which is how a session stops reading
+	// output that a process outside its control keeps open.
+	stdout, stderr io.ReadCloser
+	// stdin is the write end of the harness's stdin, or nil when the
+	// harness reads /dev/null.
+	stdin io.WriteCloser
+	// exited delivers the harness's exit status once.
+	exited <-chan exitStatus
+	// signal sends sig to the harness's whole process group.
+	signal func(sig syscall.Signal)
+	// alive reports whether a process of the group is still running.
+	alive func() bool
+}
+
+// exitStatus is how the harness process ended.
+type exitStatus struct {
+	code int            // exit status, -1 when signalled
+	sig  syscall.Signal // the signal that ended it, or 0
+}
+
+// startChild starts the harness in a process group of its own, with pipes
+// for stdout and stderr and, when withStdin, for stdin.
+func startChild(args []string, dir string, env []string, withStdin bool) (*child, error) {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = dir
+	cmd.Env = env
+	setProcessGroup(cmd)
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, err
+	}
+	closeAll := []*os.File{outR, outW, errR, errW}
+	var inR, inW *os.File
+	if withStdin {
+		if inR, inW, err = os.Pipe(); err != nil {
+			closeFiles(closeAll...)
+			return nil, err
+		}
+		closeAll = append(closeAll, inR, inW)
+		cmd.Stdin = inR
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	if err := cmd.Start(); err != nil {
+		closeFiles(closeAll...)
+		return nil, err
+	}
+	// The harness holds its ends now; ours would keep the pipes open.
+	closeFiles(outW, errW, inR)
+	pid := cmd.Process.Pid
+	exited := make(chan exitStatus, 1)
+	// The waiter goroutine returns when the harness process exits.
+	go func() {
+		err := cmd.Wait()
+		exited <- statusOf(cmd.ProcessState, err)
+	}()
+	c := &child{
+		pid:    pid,
+		stdout: outR,
+		stderr: errR,
+		exited: exited,
+		signal: func(sig syscall.Signal) { signalGroup(pid, sig) },
+		alive:  func() bool { return groupAlive(pid) },
+	}
+	if inW != nil {
+		c.stdin = inW
+	}
+	return c, nil
+}
+
+func closeFiles(fs ...*os.File) {
+	for _, f := range fs {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+func statusOf(ps *os.ProcessState, err error) exitStatus {
+	if ps == nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			ps = ee.ProcessState
+		}
+	}
+	if ps == nil {
+		return exitStatus{code: -1}
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return exitStatus{code: -1, sig: ws.Signal()}
+	}
+	return exitStatus{code: ps.ExitCode()}
+}

@@ -1,0 +1,18 @@
+// Package runner runs a harness as a child process and turns what it prints
+// into event envelopes, as they happen.
+//
+// A [Runner] starts the harness command with the flags of its protocol
+// (agentstream.ApplyProtocol), gives it the prompt the way the protocol
+// wants (text on stdin, a stream-json user message, an argument, or the
+// Agent Client Protocol spoken over stdio), reads its stdout and stderr
+// concurrently, and passes every envelope to a Handler, synchronously, from
+// one goroutine. It supervises the run so that it always ends for a known
+// reason: the harness's own final report, its exit, an idle timeout, a
+// wall-clock deadline, cancellation, or a line over the hard size limit.
+// The last event of a run is always a session.ended that says which.
+//
+// The harness runs in its own process group. Stopping it sends SIGTERM to
+// the whole group, then SIGKILL after a grace period, so a tool the agent
+// started dies with it; whatever is left of the group when the run ends is
+// stopped the same way.
+package runner
