@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+
+	"github.com/agentstream/agentstream/store"
+)
+
+const exportDoc = `Writes a stored session on stdout: --format events writes its normalized
+envelopes, one per line; --format native writes the native lines of one
+stream (--stream, stdout by default) byte for byte, each followed by "\n".
+A native line longer than the soft limit was kept only in part: its head is
+written, and a warning on stderr gives its size and SHA-256.`
+
+func cmdExport(ctx context.Context, e *env, args []string) int {
+	fs := newFlags(e, "export", "--format events|native [--stream stdout|stderr] SESSION", exportDoc)
+	db := dbFlag(fs)
+	format := fs.String("format", "events", "events or native")
+	stream := fs.String("stream", store.Stdout, "with --format native: stdout or stderr")
+	pos, code, ok := parseArgs(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(e.stderr, "agentstream export: one SESSION expected")
+		return exitUsage
+	}
+	if *format != "events" && *format != "native" {
+		fmt.Fprintf(e.stderr, "agentstream export: bad --format %q: want events or native\n", *format)
+		return exitUsage
+	}
+	if *stream != store.Stdout && *stream != store.Stderr {
+		fmt.Fprintf(e.stderr, "agentstream export: bad --stream %q: want stdout or stderr\n", *stream)
+		return exitUsage
+	}
+	id := pos[0]
+	st, err := openStore(e, *db)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "agentstream export:", err)
+		return exitError
+	}
+	defer st.Close()
+	out := bufio.NewWriterSize(e.stdout, 256<<10)
+	if *format == "events" {
+		err = exportEvents(ctx, st, id, out)
+	} else {
+		err = st.Lines(ctx, id, func(l store.Line) error {
+			if l.Stream != *stream {
+				return nil
+			}
+			if l.Truncated() {
+				fmt.Fprintf(e.stderr, "agentstream export: %s line %d was kept in part: %d of %d bytes, sha256 %x\n",
+					l.Stream, l.N, len(l.Data), l.Size, l.SHA256)
+			}
+			out.Write(l.Data)
+			return out.WriteByte('\n')
+		})
+	}
+	if ferr := out.Flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentstream export: %s: %v\n", id, err)
+		return exitError
+	}
+	return exitOK
+}
+
+type eventSource interface {
+	Events(ctx context.Context, id string, q store.EventQuery) ([]store.Event, error)
+}
+
+func exportEvents(ctx context.Context, st eventSource, id string, out *bufio.Writer) error {
+	var last int64
+	for {
+		evs, err := st.Events(ctx, id, store.EventQuery{After: last, Limit: 5000})
+		if err != nil {
+			return err
+		}
+		for _, ev := range evs {
+			out.Write(ev.Data)
+			if err := out.WriteByte('\n'); err != nil {
+				return err
+			}
+			last = ev.Seq
+		}
+		if len(evs) < 5000 {
+			return nil
+		}
+	}
+}

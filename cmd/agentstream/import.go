@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/agentstream/agentstream"
+	"github.com/agentstream/agentstream/adapter"
+	"github.com/agentstream/agentstream/store"
+	"github.com/agentstream/agentstream/store/sqlite"
+)
+
+const importDoc = `Stores a recorded native output file (one harness's stdout, - for stdin) as a
+session: its lines are kept byte for byte and normalized with today's
+adapters. The session's start is its first event's own time, else the
+file's modification time. It prints the new session's id.`
+
+func cmdImport(ctx context.Context, e *env, args []string) int {
+	fs := newFlags(e, "import", "[--protocol P|auto] [--id ID] [--harness H] FILE|-", importDoc)
+	db := dbFlag(fs)
+	protocol := fs.String("protocol", "auto", "the dialect of the file: auto or "+protocolList())
+	id := fs.String("id", "", "the session id (default: a new one)")
+	harness := fs.String("harness", "", "the harness (default: the protocol's)")
+	pos, code, ok := parseArgs(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(e.stderr, "agentstream import: one FILE expected")
+		return exitUsage
+	}
+	if *protocol != "auto" {
+		if _, err := adapter.Lookup(*protocol); err != nil {
+			fmt.Fprintf(e.stderr, "agentstream import: unknown protocol %q (want auto or one of %s)\n", *protocol, protocolList())
+			return exitUsage
+		}
+	}
+	if *id != "" && !store.ValidID(*id) {
+		fmt.Fprintf(e.stderr, "agentstream import: bad --id %q\n", *id)
+		return exitUsage
+	}
+	st, err := openStore(e, *db)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "agentstream import:", err)
+		return exitError
+	}
+	defer st.Close()
+	name := pos[0]
+	mtime := time.Now()
+	if name != "-" {
+		if fi, err := os.Stat(name); err == nil {
+			mtime = fi.ModTime()
+		}
+	}
+	var sid string
+	err = withInput(e, name, func(r io.Reader) error {
+		var err error
+		sid, err = importStream(ctx, st, r, importOptions{protocol: *protocol, id: *id, harness: *harness, mtime: mtime})
+		return err
+	})
+	if err != nil {
+		fmt.Fprintln(e.stderr, "agentstream import:", err)
+		return exitError
+	}
+	fmt.Fprintln(e.stdout, sid)
+	return exitOK
+}
+
+type importOptions struct {
+	protocol, id, harness string
+	mtime                 time.Time
+}
+
+// importBuffer is how many lines import reads before it creates the
+// session, looking for a first event that carries its own time.
+const importBuffer = 256
+
+// importStream stores the native lines of r as a new session and returns
+// its id.
+func importStream(ctx context.Context, st *sqlite.Store, r io.Reader, o importOptions) (string, error) {
+	br := bufio.NewReaderSize(r, adapter.DetectPeek)
+	protocol := o.protocol
+	if protocol == "" || protocol == "auto" {
+		protocol = adapter.DetectReader(br)
+	}
+	a, err := adapter.Lookup(protocol)
+	if err != nil {
+		return "", err
+	}
+	harness := o.harness
+	if harness == "" {
+		harness = a.Harness
+	}
+	id := o.id
+	if id == "" {
+		id = store.NewID(o.mtime)
+	}
+	n := agentstream.NewNormalizer(a.New(), agentstream.NormalizerConfig{Session: id, Harness: harness, ExplicitTurns: a.ExplicitTurns})
+	var (
+		w         *sqlite.Writer
+		heldLines []store.Line
+		heldEnvs  []agentstream.Envelope
+		first     time.Time
+		last      time.Time
+		envs      []agentstream.Envelope
+	)
+	open := func() error {
+		start := first
+		if start.IsZero() {
+			start = o.mtime
+		}
+		var err error
+		w, err = st.CreateWriter(ctx, store.NewSession{ID: id, Protocol: a.Name, Harness: harness, StartedAt: start})
+		if err != nil {
+			return err
+		}
+		for _, l := range heldLines {
+			if err := w.Line(ctx, l); err != nil {
+				return err
+			}
+		}
+		for _, env := range heldEnvs {
+			if err := w.Handle(ctx, env); err != nil {
+				return err
+			}
+		}
+		heldLines, heldEnvs = nil, nil
+		return nil
+	}
+	take := func(l store.Line) error {
+		al := store.AgentLine(l)
+		if l.Stream == store.Stdout {
+			envs = n.Line(envs[:0], al, time.Time{})
+		} else {
+			envs = n.Stderr(envs[:0], al, time.Time{})
+		}
+		for _, env := range envs {
+			if !env.TS.IsZero() {
+				if first.IsZero() {
+					first = env.TS
+				}
+				last = env.TS
+			}
+		}
+		if w == nil {
+			l.Data = append([]byte(nil), l.Data...)
+			heldLines = append(heldLines, l)
+			heldEnvs = append(heldEnvs, envs...)
+			envs = nil
+			if !first.IsZero() || len(heldLines) >= importBuffer {
+				return open()
+			}
+			return nil
+		}
+		if err := w.Line(ctx, l); err != nil {
+			return err
+		}
+		for _, env := range envs {
+			if err := w.Handle(ctx, env); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	sp := &store.LineSplitter{Stream: store.Stdout, Fn: take}
+	if _, err := io.Copy(sp, br); err != nil {
+		if w != nil {
+			w.Close(ctx)
+		}
+		return "", err
+	}
+	if err := sp.Close(); err != nil {
+		if w != nil {
+			w.Close(ctx)
+		}
+		return "", err
+	}
+	if w == nil {
+		if err := open(); err != nil {
+			return "", err
+		}
+	}
+	for _, env := range n.End(nil, time.Time{}) {
+		if err := w.Handle(ctx, env); err != nil {
+			w.Close(ctx)
+			return "", err
+		}
+	}
+	end := last
+	if end.IsZero() {
+		end = o.mtime
+	}
+	if err := w.CloseAt(ctx, end); err != nil {
+		return "", err
+	}
+	return id, nil
+}

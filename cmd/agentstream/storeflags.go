@@ -1,0 +1,89 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentstream/agentstream/store/sqlite"
+)
+
+// dbHelp documents where the session database is.
+const dbHelp = "the session database (default $AGENTSTREAM_DB, else $XDG_DATA_HOME/agentstream/agentstream.db, else ~/.local/share/agentstream/agentstream.db)"
+
+// dbFlag declares --db on fs.
+func dbFlag(fs *flag.FlagSet) *string { return fs.String("db", "", dbHelp) }
+
+// dbPath returns the database path: flag, else $AGENTSTREAM_DB, else the
+// XDG data directory.
+func dbPath(e *env, flagValue string) (string, error) {
+	if flagValue != "" {
+		return flagValue, nil
+	}
+	if p := e.getenv("AGENTSTREAM_DB"); p != "" {
+		return p, nil
+	}
+	if d := e.getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "agentstream", "agentstream.db"), nil
+	}
+	if h := e.getenv("HOME"); h != "" {
+		return filepath.Join(h, ".local", "share", "agentstream", "agentstream.db"), nil
+	}
+	return "", errors.New("no database: set --db, $AGENTSTREAM_DB or $HOME")
+}
+
+// openStore opens the session database named by --db (or its default).
+func openStore(e *env, flagValue string) (*sqlite.Store, error) {
+	path, err := dbPath(e, flagValue)
+	if err != nil {
+		return nil, err
+	}
+	return sqlite.Open(path)
+}
+
+// parseSince reads a --since value: a duration back from now (90m, 36h,
+// 7d), an RFC 3339 time, or a date (2026-11-29, midnight UTC).
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if strings.HasSuffix(s, "d") {
+		if n, err := strconv.Atoi(strings.TrimSuffix(s, "d")); err == nil && n >= 0 {
+			return now.Add(-time.Duration(n) * 24 * time.Hour), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse("2006-01-02", s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("bad --since %q: want a duration (90m, 36h, 7d), an RFC 3339 time or a date", s)
+}
+
+// parseArgs parses flags that may come before, between or after the
+// positional arguments (agentstream export SESSION --format native), and
+// returns the positional ones; "--" ends the flags.
+func parseArgs(fs *flag.FlagSet, args []string) (pos []string, code int, ok bool) {
+	for {
+		if code, ok := parseFlags(fs, args); !ok {
+			return nil, code, false
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, exitOK, true
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), exitOK, true
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}

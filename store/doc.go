@@ -1,0 +1,10 @@
+// Package store holds the plain types of a session store and the interface
+// the HTTP API reads and ingests through. The embedded implementation is
+// package store/sqlite; the live fan-out of what a store commits is package
+// hub.
+//
+// The store keeps, for each session, its record ([Session]), its stored
+// events (dense seq from 1, live deltas excluded) and its native lines, so
+// that a session can be read back, exported byte for byte, and
+// re-normalized by a newer adapter.
+package store

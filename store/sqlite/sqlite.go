@@ -1,0 +1,326 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentstream/agentstream/store"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+)
+
+// Store is a session store in one SQLite file. It is safe for concurrent
+// use by many goroutines, and several processes may open the same file.
+type Store struct {
+	path  string
+	write *sql.DB // one connection: writes are serialized in-process
+	read  *sql.DB
+
+	host string
+	pid  int
+
+	// Options fixed at Open.
+	opts Options
+
+	pub atomic.Pointer[publisherBox]
+
+	mu    sync.Mutex
+	local map[int64]*Writer // open writers of this Store, by sid
+
+	insertStmts [4]*sql.Stmt
+
+	closeOnce sync.Once
+}
+
+type publisherBox struct{ p store.Publisher }
+
+var _ store.Store = (*Store)(nil)
+
+// Options tune a Store. The zero value gives the defaults.
+type Options struct {
+	// BatchSize is the number of events (or lines) that makes a writer
+	// commit at once; zero means 512.
+	BatchSize int
+	// FlushInterval is how long a writer keeps its first uncommitted entry
+	// before committing; zero means 5 ms.
+	FlushInterval time.Duration
+	// Heartbeat is how often an idle writer tells the database it is alive;
+	// zero means 10 s.
+	Heartbeat time.Duration
+	// StaleAfter is how old a running session's last heartbeat may be
+	// before the session counts as interrupted; zero means 6 Heartbeats.
+	StaleAfter time.Duration
+	// BusyTimeout is how long a statement waits for another process's
+	// write lock; zero means 10 s.
+	BusyTimeout time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.BatchSize <= 0 {
+		o.BatchSize = 512
+	}
+	if o.FlushInterval <= 0 {
+		o.FlushInterval = 5 * time.Millisecond
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = 10 * time.Second
+	}
+	if o.StaleAfter <= 0 {
+		o.StaleAfter = 6 * o.Heartbeat
+	}
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = 10 * time.Second
+	}
+	return o
+}
+
+// Open opens (creating it if needed) the store at path with default
+// options; see OpenOptions.
+func Open(path string) (*Store, error) { return OpenOptions(path, Options{}) }
+
+// OpenOptions opens (creating it and its directory if needed) the store at
+// path, applies the schema migrations it lacks, and marks interrupted the
+// sessions whose writer is gone (see Reap).
+func OpenOptions(path string, opts Options) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("sqlite: empty database path")
+	}
+	if strings.ContainsAny(path, "?#") {
+		return nil, fmt.Errorf("sqlite: %s: a database path cannot contain '?' or '#'", path)
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("sqlite: %w", err)
+		}
+	}
+	opts = opts.withDefaults()
+	q := url.Values{}
+	q.Set("_busy_timeout", fmt.Sprint(opts.BusyTimeout.Milliseconds()))
+	q.Set("_journal_mode", "WAL")
+	q.Set("_synchronous", "NORMAL")
+	q.Set("_txlock", "immediate")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "wal_autocheckpoint(4096)")
+	q.Add("_pragma", "journal_size_limit(67108864)")
+	dsn := path + "?" + q.Encode()
+
+	write, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	write.SetMaxOpenConns(1)
+	write.SetMaxIdleConns(1)
+	write.SetConnMaxLifetime(0)
+	write.SetConnMaxIdleTime(0)
+	read, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		write.Close()
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	read.SetMaxOpenConns(8)
+	read.SetMaxIdleConns(8)
+	read.SetConnMaxIdleTime(0)
+	host, _ := os.Hostname()
+	s := &Store{path: path, write: write, read: read, host: host, pid: os.Getpid(), opts: opts, local: map[int64]*Writer{}}
+	ctx := context.Background()
+	if err := s.migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := s.prepare(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if _, err := s.Reap(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Path returns the database file's path.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database. Open writers must be closed first; a writer
+// left open keeps its session running until a later Open or Reap marks it
+// interrupted.
+func (s *Store) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		for _, st := range s.insertStmts {
+			if st != nil {
+				st.Close()
+			}
+		}
+		err = errors.Join(s.read.Close(), s.write.Close())
+	})
+	return err
+}
+
+// migrations are the schema versions in order; migration i brings the
+// database to version i+1. A migration is never edited once released: a
+// change is a new migration.
+//
+// Events are keyed by key = sid<<40 | seq, so that one session's events are
+// one contiguous range of a single B-tree (no secondary index to maintain
+// on append, and a page from any position is one range scan); sid and seq
+// are there as generated columns for reading.
+var migrations = []string{
+	`CREATE TABLE sessions (
+		sid INTEGER PRIMARY KEY,
+		id TEXT NOT NULL UNIQUE,
+		harness TEXT, protocol TEXT, version TEXT, model TEXT, title TEXT, cwd TEXT,
+		command TEXT,
+		status TEXT NOT NULL,
+		end_status TEXT, reason TEXT, error TEXT,
+		started_at INTEGER NOT NULL,
+		ended_at INTEGER,
+		last_seq INTEGER NOT NULL DEFAULT 0,
+		usage TEXT,
+		input_tokens INTEGER, output_tokens INTEGER, cache_read_tokens INTEGER,
+		cache_creation_tokens INTEGER, reasoning_tokens INTEGER, cost_usd REAL,
+		parent TEXT, labels TEXT,
+		owner_host TEXT, owner_pid INTEGER, heartbeat_at INTEGER,
+		tick INTEGER NOT NULL DEFAULT 0
+	);
+	CREATE INDEX sessions_started ON sessions (started_at, sid);
+	CREATE INDEX sessions_tick ON sessions (tick);
+	CREATE INDEX sessions_running ON sessions (status) WHERE status = 'running';
+	CREATE TABLE events (
+		key INTEGER PRIMARY KEY,
+		sid INTEGER GENERATED ALWAYS AS (key >> 40) VIRTUAL,
+		seq INTEGER GENERATED ALWAYS AS (key & 1099511627775) VIRTUAL,
+		ts INTEGER,
+		type TEXT NOT NULL,
+		harness TEXT,
+		turn INTEGER NOT NULL,
+		origin TEXT,
+		parent_call_id TEXT,
+		payload TEXT NOT NULL,
+		source_stream TEXT,
+		source_line INTEGER
+	);
+	CREATE TABLE lines (
+		id INTEGER PRIMARY KEY,
+		sid INTEGER NOT NULL REFERENCES sessions (sid) ON DELETE CASCADE,
+		stream TEXT NOT NULL,
+		n INTEGER NOT NULL,
+		size INTEGER NOT NULL,
+		sha256 BLOB,
+		ts INTEGER,
+		data BLOB NOT NULL,
+		UNIQUE (sid, stream, n)
+	);`,
+}
+
+// seqBits is how many low bits of an event key hold the seq.
+const seqBits = 40
+
+// maxSeq is the largest seq a session can hold.
+const maxSeq = 1<<seqBits - 1
+
+func eventKey(sid, seq int64) int64 { return sid<<seqBits | seq }
+
+// SchemaVersion is the schema version this code writes.
+var SchemaVersion = len(migrations)
+
+func (s *Store) migrate(ctx context.Context) error {
+	if _, err := s.write.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("sqlite: migrate: %w", err)
+	}
+	for {
+		tx, err := s.write.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("sqlite: migrate: %w", err)
+		}
+		var v int
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("sqlite: migrate: %w", err)
+		}
+		if v > len(migrations) {
+			tx.Rollback()
+			return fmt.Errorf("sqlite: %s: schema version %d is newer than this program's %d", s.path, v, len(migrations))
+		}
+		if v == len(migrations) {
+			return tx.Rollback()
+		}
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("sqlite: migration %d: %w", v+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`,
+			v+1, time.Now().UnixMilli()); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("sqlite: migration %d: %w", v+1, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("sqlite: migration %d: %w", v+1, err)
+		}
+	}
+}
+
+// IntegrityCheck runs SQLite's integrity check and returns its findings, nil
+// when the database is intact.
+func (s *Store) IntegrityCheck(ctx context.Context) error {
+	rows, err := s.read.QueryContext(ctx, `PRAGMA integrity_check`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var msgs []string
+	for rows.Next() {
+		var m string
+		if err := rows.Scan(&m); err != nil {
+			return err
+		}
+		if m != "ok" {
+			msgs = append(msgs, m)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(msgs) > 0 {
+		return fmt.Errorf("sqlite: integrity check: %s", strings.Join(msgs, "; "))
+	}
+	return nil
+}
+
+func (s *Store) publisher() store.Publisher {
+	if b := s.pub.Load(); b != nil {
+		return b.p
+	}
+	return nil
+}
+
+func msOrNull(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixMilli()
+}
+
+func fromMs(v sql.NullInt64) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return time.UnixMilli(v.Int64).UTC()
+}
+
+func nullStr(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

@@ -1,0 +1,371 @@
+// Package api is the HTTP API of agentstream: sessions, their events and
+// native lines, a server-sent-events stream that resumes exactly once, and
+// ingestion from a remote runner. [New] returns the handler; [Client] is
+// the remote runner's side.
+//
+// # Authentication
+//
+// With Options.Token set, every request must carry
+// "Authorization: Bearer TOKEN", or, for clients that cannot set headers
+// (a browser's EventSource), the query parameter "access_token=TOKEN".
+// Anything else gets 401.
+//
+// # Errors
+//
+// Every error is a JSON object {"error": "..."} with a proper status: 400
+// for a bad parameter or body, 401 without the token, 404 for an unknown
+// session, line or path, 405 for a wrong method, 409 for an ingestion
+// conflict, 500 for a store failure.
+//
+// # Server-sent events
+//
+// GET /api/sessions/{id}/stream sends each stored event as
+//
+//	id: SEQ
+//	event: TYPE
+//	data: ENVELOPE
+//
+// and the live deltas of a running session with no id (their envelope has
+// "seq": null). A client that reconnects with Last-Event-ID (or ?after=SEQ)
+// receives every event after SEQ exactly once. Comments (": keep-alive")
+// are sent while idle. "event: end" ends the stream once the session's
+// writer closed and everything was sent. A client that falls too far
+// behind receives "event: resync" with data {"after": SEQ}, the last seq
+// it was sent, and the stream closes: reconnect with after=SEQ.
+//
+// GET /api/events/stream sends the stored events of every session from the
+// moment of the request (no id), "event: closed" with {"session": ID} when
+// a session's writer closes, and "event: resync" (data {"after": null})
+// when the client fell behind.
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentstream/agentstream/hub"
+	"github.com/agentstream/agentstream/store"
+)
+
+// Options configure the API handler. The zero value gives the defaults.
+type Options struct {
+	// Token, when set, is required of every request (see the package doc).
+	Token string
+	// KeepAlive is how long an idle event stream waits before sending a
+	// comment; zero means 15 s.
+	KeepAlive time.Duration
+	// Coalesce is the shortest time between two writes to one event-stream
+	// subscriber: events that arrive meanwhile go out together. It bounds
+	// the work per subscriber when a session appends fast; zero means
+	// 5 ms, negative means none.
+	Coalesce time.Duration
+	// MaxLimit is the largest page a client may ask for; zero means 5000.
+	MaxLimit int
+	// MaxBody is the largest request body accepted; zero means 64 MiB.
+	MaxBody int64
+	// Now returns the time; nil means time.Now. Ingested lines without a
+	// time of their own are stamped with it.
+	Now func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.KeepAlive <= 0 {
+		o.KeepAlive = 15 * time.Second
+	}
+	if o.Coalesce == 0 {
+		o.Coalesce = 5 * time.Millisecond
+	}
+	if o.MaxLimit <= 0 {
+		o.MaxLimit = 5000
+	}
+	if o.MaxBody <= 0 {
+		o.MaxBody = 64 << 20
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+type server struct {
+	st   store.Store
+	hub  *hub.Hub
+	opts Options
+
+	ingestMu sync.Mutex
+	ingests  map[string]*ingest
+}
+
+// New returns the API handler, serving the paths under /api/. st is read
+// and written; h delivers what st commits to the event streams (the caller
+// arranges for st to publish to h, see sqlite.Store.Follow). The handler is
+// safe for concurrent use.
+func New(st store.Store, h *hub.Hub, opts Options) http.Handler {
+	s := &server{st: st, hub: h, opts: opts.withDefaults(), ingests: map[string]*ingest{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/sessions", s.listSessions)
+	mux.HandleFunc("POST /api/sessions", s.createSession)
+	mux.HandleFunc("/api/sessions", methodNotAllowed("GET, POST"))
+	mux.HandleFunc("GET /api/sessions/{id}", s.getSession)
+	mux.HandleFunc("/api/sessions/{id}", methodNotAllowed("GET"))
+	mux.HandleFunc("GET /api/sessions/{id}/events", s.getEvents)
+	mux.HandleFunc("/api/sessions/{id}/events", methodNotAllowed("GET"))
+	mux.HandleFunc("GET /api/sessions/{id}/lines/{n}", s.getLine)
+	mux.HandleFunc("/api/sessions/{id}/lines/{n}", methodNotAllowed("GET"))
+	mux.HandleFunc("POST /api/sessions/{id}/lines", s.postLines)
+	mux.HandleFunc("/api/sessions/{id}/lines", methodNotAllowed("POST"))
+	mux.HandleFunc("GET /api/sessions/{id}/stream", s.sessionStream)
+	mux.HandleFunc("/api/sessions/{id}/stream", methodNotAllowed("GET"))
+	mux.HandleFunc("GET /api/events/stream", s.allStream)
+	mux.HandleFunc("/api/events/stream", methodNotAllowed("GET"))
+	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no such API path: "+r.URL.Path)
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.opts.Token != "" && !s.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="agentstream"`)
+			writeError(w, http.StatusUnauthorized, "missing or wrong token")
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+func (s *server) authorized(r *http.Request) bool {
+	want := []byte(s.opts.Token)
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, tok, ok := strings.Cut(h, " ")
+		if ok && strings.EqualFold(scheme, "Bearer") &&
+			subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), want) == 1 {
+			return true
+		}
+	}
+	if tok := r.URL.Query().Get("access_token"); tok != "" {
+		return subtle.ConstantTimeCompare([]byte(tok), want) == 1
+	}
+	return false
+}
+
+func methodNotAllowed(allow string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allow)
+		writeError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed (allowed: "+allow+")")
+	}
+}
+
+// writeError writes {"error": msg} with status code.
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, map[string]any{"error": msg})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		code = http.StatusInternalServerError
+		b = []byte(`{"error":"encoding the response failed"}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	w.Write(append(b, '\n'))
+}
+
+// storeError maps a store error to a response.
+func storeError(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, http.StatusNotFound, "not found")
+	case errors.Is(err, context.Canceled):
+		writeError(w, http.StatusServiceUnavailable, "request cancelled")
+	default:
+		writeError(w, http.StatusInternalServerError, err.Error())
+	}
+}
+
+// intParam parses an optional non-negative integer query parameter; ok is
+// false (and the 400 written) when it is malformed or below min.
+func intParam(w http.ResponseWriter, r *http.Request, name string, min, max int64) (v int64, set, ok bool) {
+	raw := r.URL.Query().Get(name)
+	if raw == "" {
+		return 0, false, true
+	}
+	v, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || v < min || v > max {
+		writeError(w, http.StatusBadRequest, "bad "+name+" "+strconv.Quote(raw)+": want an integer from "+
+			strconv.FormatInt(min, 10)+" to "+strconv.FormatInt(max, 10))
+		return 0, true, false
+	}
+	return v, true, true
+}
+
+func (s *server) listSessions(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	sq := store.SessionQuery{Status: q.Get("status"), Harness: q.Get("harness"), Q: q.Get("q"), Cursor: q.Get("cursor")}
+	if sq.Status != "" && !store.ValidStatus(sq.Status) {
+		writeError(w, http.StatusBadRequest, "bad status "+strconv.Quote(sq.Status)+
+			": want running, succeeded, failed, cancelled or interrupted")
+		return
+	}
+	limit, _, ok := intParam(w, r, "limit", 1, 500)
+	if !ok {
+		return
+	}
+	sq.Limit = int(limit)
+	if since := q.Get("since"); since != "" {
+		t, err := time.Parse(time.RFC3339Nano, since)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "bad since "+strconv.Quote(since)+": want an RFC 3339 time")
+			return
+		}
+		sq.Since = t
+	}
+	page, err := s.st.Sessions(r.Context(), sq)
+	if errors.Is(err, store.ErrBadCursor) {
+		writeError(w, http.StatusBadRequest, "bad cursor")
+		return
+	}
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	var next *string
+	if page.Next != "" {
+		next = &page.Next
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Sessions []store.Session `json:"sessions"`
+		Next     *string         `json:"next"`
+	}{page.Sessions, next})
+}
+
+func (s *server) getSession(w http.ResponseWriter, r *http.Request) {
+	sess, err := s.st.Session(r.Context(), r.PathValue("id"))
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, sess)
+}
+
+func (s *server) getEvents(w http.ResponseWriter, r *http.Request) {
+	max := int64(s.opts.MaxLimit)
+	after, afterSet, ok := intParam(w, r, "after", 0, 1<<53)
+	if !ok {
+		return
+	}
+	before, beforeSet, ok := intParam(w, r, "before", 1, 1<<53)
+	if !ok {
+		return
+	}
+	tail, tailSet, ok := intParam(w, r, "tail", 1, max)
+	if !ok {
+		return
+	}
+	limit, limitSet, ok := intParam(w, r, "limit", 1, max)
+	if !ok {
+		return
+	}
+	n := 0
+	for _, set := range []bool{afterSet, beforeSet, tailSet} {
+		if set {
+			n++
+		}
+	}
+	if n > 1 {
+		writeError(w, http.StatusBadRequest, "after, before and tail exclude each other")
+		return
+	}
+	q := store.EventQuery{After: after, Before: before, Tail: tailSet, Limit: int(limit)}
+	if tailSet {
+		if limitSet && limit != tail {
+			writeError(w, http.StatusBadRequest, "tail=N takes no other limit")
+			return
+		}
+		q.Limit = int(tail)
+	}
+	if types := r.URL.Query().Get("types"); types != "" {
+		for _, t := range strings.Split(types, ",") {
+			t = strings.TrimSpace(t)
+			if t == "" || len(t) > 64 {
+				writeError(w, http.StatusBadRequest, "bad types "+strconv.Quote(types))
+				return
+			}
+			q.Types = append(q.Types, t)
+		}
+	}
+	evs, err := s.st.Events(r.Context(), r.PathValue("id"), q)
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	size := 2
+	for _, ev := range evs {
+		size += len(ev.Data) + 1
+	}
+	b := make([]byte, 0, size+1)
+	b = append(b, '[')
+	for i, ev := range evs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, ev.Data...)
+	}
+	b = append(b, "]\n"...)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.Write(b)
+}
+
+func (s *server) getLine(w http.ResponseWriter, r *http.Request) {
+	n, err := strconv.ParseInt(r.PathValue("n"), 10, 64)
+	if err != nil || n < 1 {
+		writeError(w, http.StatusBadRequest, "bad line number "+strconv.Quote(r.PathValue("n")))
+		return
+	}
+	stream := r.URL.Query().Get("stream")
+	if stream == "" {
+		stream = store.Stdout
+	}
+	if stream != store.Stdout && stream != store.Stderr {
+		writeError(w, http.StatusBadRequest, "bad stream "+strconv.Quote(stream)+": want stdout or stderr")
+		return
+	}
+	l, err := s.st.Line(r.Context(), r.PathValue("id"), stream, n)
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Line-Size", strconv.FormatInt(l.Size, 10))
+	if l.Truncated() {
+		h.Set("X-Line-Truncated", "true")
+		if len(l.SHA256) > 0 {
+			h.Set("X-Line-SHA256", hexString(l.SHA256))
+		}
+	}
+	h.Set("Content-Length", strconv.Itoa(len(l.Data)))
+	w.Write(l.Data)
+}
+
+func hexString(b []byte) string {
+	const digits = "0123456789abcdef"
+	out := make([]byte, 2*len(b))
+	for i, c := range b {
+		out[2*i], out[2*i+1] = digits[c>>4], digits[c&15]
+	}
+	return string(out)
+}

@@ -1,0 +1,461 @@
+package api
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentstream/agentstream"
+	"github.com/agentstream/agentstream/adapter"
+	"github.com/agentstream/agentstream/store"
+)
+
+// CreateRequest is the body of POST /api/sessions: a session a remote
+// runner is about to send.
+type CreateRequest struct {
+	// ID is the session id; empty means one the server makes.
+	ID string `json:"id,omitempty"`
+	// Protocol names the dialect of the lines that will be sent.
+	Protocol string            `json:"protocol"`
+	Harness  string            `json:"harness,omitempty"`
+	Command  []string          `json:"command,omitempty"`
+	Cwd      string            `json:"cwd,omitempty"`
+	Parent   string            `json:"parent,omitempty"`
+	Labels   map[string]string `json:"labels,omitempty"`
+}
+
+// LineIn is one native line sent to POST /api/sessions/{id}/lines. The line
+// is Text, or Data (base64) when it is not valid UTF-8. A line longer than
+// the runner's soft limit is sent as its head with Size (the whole line's
+// size, larger than the head) and, when known, SHA256 (hex).
+type LineIn struct {
+	Stream string `json:"stream"`
+	N      int64  `json:"n"`
+	Text   string `json:"text,omitempty"`
+	Data   []byte `json:"data,omitempty"`
+	Size   int64  `json:"size,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
+	// TS is when the runner read the line; zero means when it arrived.
+	TS time.Time `json:"ts,omitzero"`
+}
+
+// NewLineIn returns the LineIn of a native line.
+func NewLineIn(l store.Line) LineIn {
+	in := LineIn{Stream: l.Stream, N: l.N, TS: l.TS}
+	if utf8.Valid(l.Data) {
+		in.Text = string(l.Data)
+	} else {
+		in.Data = append([]byte(nil), l.Data...)
+	}
+	if l.Truncated() {
+		in.Size = l.Size
+		in.SHA256 = hex.EncodeToString(l.SHA256)
+	}
+	return in
+}
+
+// End says how the runner's process ended; it closes the session.
+type End struct {
+	// ExitCode is the process's exit code, nil when it was killed by a
+	// signal or never started.
+	ExitCode *int `json:"exitCode"`
+	// Reason is a session.ended reason of the runner (exit, idle-timeout,
+	// deadline, aborted, oversized-event, budget); empty means exit.
+	Reason string `json:"reason,omitempty"`
+	// Error says what went wrong, if anything.
+	Error string `json:"error,omitempty"`
+}
+
+// LinesRequest is the body of POST /api/sessions/{id}/lines.
+type LinesRequest struct {
+	Lines []LineIn `json:"lines"`
+	End   *End     `json:"end"`
+}
+
+// LinesResponse is the answer to POST /api/sessions/{id}/lines: where the
+// session stands once the lines were committed.
+type LinesResponse struct {
+	LastLine map[string]int64 `json:"lastLine"`
+	LastSeq  int64            `json:"lastSeq"`
+	Status   string           `json:"status"`
+}
+
+// ingest is the server side of one remotely run session: its writer and
+// its normalizer, kept across requests.
+type ingest struct {
+	mu    sync.Mutex
+	w     store.Writer
+	n     *agentstream.Normalizer
+	ended bool // a session.ended came after the last turn.started
+	gone  bool // closed; the entry is being removed
+	envs  []agentstream.Envelope
+}
+
+func (s *server) createSession(w http.ResponseWriter, r *http.Request) {
+	var req CreateRequest
+	if !s.decode(w, r, &req) {
+		return
+	}
+	a, err := adapter.Lookup(req.Protocol)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "bad protocol "+strconv.Quote(req.Protocol)+": want one of the protocols (auto is not accepted here)")
+		return
+	}
+	if req.ID != "" && !store.ValidID(req.ID) {
+		writeError(w, http.StatusBadRequest, "bad id "+strconv.Quote(req.ID))
+		return
+	}
+	if req.ID != "" {
+		if _, err := s.st.Session(r.Context(), req.ID); err == nil {
+			writeError(w, http.StatusConflict, "session "+req.ID+" exists")
+			return
+		}
+	}
+	harness := req.Harness
+	if harness == "" {
+		harness = a.Harness
+	}
+	wr, err := s.st.Create(r.Context(), store.NewSession{
+		ID: req.ID, Protocol: a.Name, Harness: harness, Command: req.Command, Cwd: req.Cwd,
+		Parent: req.Parent, Labels: req.Labels, StartedAt: s.opts.Now(),
+	})
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	in := &ingest{w: wr, n: agentstream.NewNormalizer(a.New(), agentstream.NormalizerConfig{
+		Session: wr.Session(), Harness: harness, ExplicitTurns: a.ExplicitTurns})}
+	s.ingestMu.Lock()
+	s.ingests[wr.Session()] = in
+	s.ingestMu.Unlock()
+	sess, err := s.st.Session(r.Context(), wr.Session())
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	w.Header().Set("Location", "/api/sessions/"+sess.ID)
+	writeJSON(w, http.StatusCreated, sess)
+}
+
+func (s *server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	body := http.MaxBytesReader(w, r.Body, s.opts.MaxBody)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, "request body too large")
+			return false
+		}
+		writeError(w, http.StatusBadRequest, "bad request body: "+err.Error())
+		return false
+	}
+	return true
+}
+
+// lineError is a LinesRequest that cannot be taken as it is.
+type lineError struct {
+	code     int
+	msg      string
+	expected map[string]int64
+	ended    bool
+}
+
+func (e *lineError) Error() string { return e.msg }
+
+func (e *lineError) Is(target error) bool { return target == errEnded && e.ended }
+
+// errEnded matches the lineError of a session that ended.
+var errEnded = errors.New("api: session ended")
+
+// alreadyTaken reports whether the store holds every line of lines, and
+// where the (ended) session stands.
+func (s *server) alreadyTaken(ctx context.Context, id string, lines []LineIn) (LinesResponse, bool) {
+	sess, err := s.st.Session(ctx, id)
+	if err != nil {
+		return LinesResponse{}, false
+	}
+	last := map[string]int64{}
+	for _, l := range lines {
+		last[l.Stream] = max(last[l.Stream], l.N)
+	}
+	for stream, n := range last {
+		if _, err := s.st.Line(ctx, id, stream, n); err != nil {
+			return LinesResponse{}, false
+		}
+	}
+	kept := map[string]int64{store.Stdout: 0, store.Stderr: 0}
+	if err := s.st.Lines(ctx, id, func(l store.Line) error {
+		kept[l.Stream] = max(kept[l.Stream], l.N)
+		return nil
+	}); err != nil {
+		return LinesResponse{}, false
+	}
+	return LinesResponse{LastLine: kept, LastSeq: sess.LastSeq, Status: sess.Status}, true
+}
+
+func (s *server) postLines(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var req LinesRequest
+	if !s.decode(w, r, &req) {
+		return
+	}
+	for i, l := range req.Lines {
+		if l.Stream != store.Stdout && l.Stream != store.Stderr {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("line %d: bad stream %q", i, l.Stream))
+			return
+		}
+		if l.N < 1 {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("line %d: bad number %d", i, l.N))
+			return
+		}
+		if l.Text != "" && len(l.Data) > 0 {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("line %d: both text and data", i))
+			return
+		}
+		if l.SHA256 != "" {
+			if b, err := hex.DecodeString(l.SHA256); err != nil || len(b) != 32 {
+				writeError(w, http.StatusBadRequest, fmt.Sprintf("line %d: bad sha256", i))
+				return
+			}
+		}
+	}
+	ctx := r.Context()
+	in, err := s.ingestFor(ctx, id)
+	if errors.Is(err, errEnded) && req.End != nil {
+		// A retried last request, whose answer was lost: if the server
+		// has every line of it, it took effect.
+		if resp, ok := s.alreadyTaken(ctx, id, req.Lines); ok {
+			writeJSON(w, http.StatusOK, resp)
+			return
+		}
+	}
+	if err != nil {
+		var le *lineError
+		if errors.As(err, &le) {
+			writeError(w, le.code, le.msg)
+			return
+		}
+		storeError(w, err)
+		return
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.gone {
+		writeError(w, http.StatusConflict, "session "+id+" has ended")
+		return
+	}
+	lerr := s.take(ctx, in, req.Lines)
+	if lerr == nil && req.End != nil {
+		if err := s.finish(ctx, in, req.End); err != nil {
+			storeError(w, err)
+			return
+		}
+	} else if err := in.w.Flush(ctx); err != nil {
+		storeError(w, err)
+		return
+	}
+	resp := LinesResponse{
+		LastLine: map[string]int64{store.Stdout: in.w.LastLine(store.Stdout), store.Stderr: in.w.LastLine(store.Stderr)},
+		LastSeq:  in.w.Acked(),
+		Status:   store.StatusRunning,
+	}
+	if in.gone {
+		if sess, err := s.st.Session(ctx, id); err == nil {
+			resp.Status = sess.Status
+		}
+	}
+	if lerr != nil {
+		writeJSON(w, lerr.code, map[string]any{"error": lerr.msg, "expected": lerr.expected, "lastSeq": resp.LastSeq})
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// take normalizes and keeps the lines that follow the last ones kept,
+// ignoring those already kept; a gap stops it with a 409 naming the line
+// expected.
+func (s *server) take(ctx context.Context, in *ingest, lines []LineIn) *lineError {
+	now := s.opts.Now()
+	for _, l := range lines {
+		last := in.w.LastLine(l.Stream)
+		if l.N <= last {
+			continue
+		}
+		if l.N != last+1 {
+			return &lineError{code: http.StatusConflict,
+				msg:      fmt.Sprintf("%s line %d sent before line %d", l.Stream, l.N, last+1),
+				expected: map[string]int64{l.Stream: last + 1}}
+		}
+		data := l.Data
+		if len(data) == 0 && l.Text != "" {
+			data = []byte(l.Text)
+		}
+		sl := store.Line{Stream: l.Stream, N: l.N, Data: data, Size: max(l.Size, int64(len(data))), TS: l.TS}
+		if l.SHA256 != "" && sl.Truncated() {
+			sl.SHA256, _ = hex.DecodeString(l.SHA256)
+		}
+		ts := l.TS
+		if ts.IsZero() {
+			ts = now
+		}
+		if err := in.w.Line(ctx, sl); err != nil {
+			return &lineError{code: http.StatusInternalServerError, msg: err.Error()}
+		}
+		al := store.AgentLine(sl)
+		if l.Stream == store.Stdout {
+			in.envs = in.n.Line(in.envs[:0], al, ts)
+		} else {
+			in.envs = in.n.Stderr(in.envs[:0], al, ts)
+		}
+		if err := in.handle(ctx); err != nil {
+			return &lineError{code: http.StatusInternalServerError, msg: err.Error()}
+		}
+	}
+	return nil
+}
+
+func (in *ingest) handle(ctx context.Context) error {
+	for i := range in.envs {
+		switch in.envs[i].Type() {
+		case agentstream.TypeSessionEnded:
+			in.ended = true
+		case agentstream.TypeTurnStarted:
+			in.ended = false
+		}
+		if err := in.w.Handle(ctx, in.envs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish flushes what the stream owes, writes session.ended when the
+// harness did not, and closes the session.
+func (s *server) finish(ctx context.Context, in *ingest, end *End) error {
+	now := s.opts.Now()
+	in.envs = in.n.End(in.envs[:0], now)
+	if err := in.handle(ctx); err != nil {
+		return err
+	}
+	if !in.ended {
+		reason := end.Reason
+		if reason == "" {
+			reason = agentstream.ReasonExit
+		}
+		p := &agentstream.SessionEnded{Status: agentstream.StatusFailed, Reason: reason, Error: end.Error}
+		switch {
+		case reason == agentstream.ReasonAborted:
+			p.Status = agentstream.StatusCancelled
+		case reason == agentstream.ReasonExit && end.ExitCode != nil && *end.ExitCode == 0:
+			p.Status = agentstream.StatusSucceeded
+		}
+		if p.Error == "" && p.Status != agentstream.StatusSucceeded {
+			if end.ExitCode != nil {
+				p.Error = "exit status " + strconv.Itoa(*end.ExitCode)
+			} else if reason == agentstream.ReasonExit {
+				p.Error = "killed"
+			}
+		}
+		in.envs = in.n.Add(in.envs[:0], agentstream.E(p), now)
+		if err := in.handle(ctx); err != nil {
+			return err
+		}
+	}
+	err := in.w.Close(ctx)
+	in.gone = true
+	s.ingestMu.Lock()
+	if s.ingests[in.w.Session()] == in {
+		delete(s.ingests, in.w.Session())
+	}
+	s.ingestMu.Unlock()
+	return err
+}
+
+// ingestFor returns the ingestion of a session, rebuilding it from the
+// store when this server does not hold it (it restarted, or another one
+// took the session before): the stored lines are read again by a fresh
+// decoder, so the decoder's state is what it was, and the session goes on
+// with the seq after its last stored event.
+func (s *server) ingestFor(ctx context.Context, id string) (*ingest, error) {
+	s.ingestMu.Lock()
+	in := s.ingests[id]
+	s.ingestMu.Unlock()
+	if in != nil {
+		return in, nil
+	}
+	sess, err := s.st.Session(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if sess.Running() {
+		return nil, &lineError{code: http.StatusConflict, msg: "session " + id + " is being written by another process"}
+	}
+	if sess.Status != store.StatusInterrupted {
+		return nil, &lineError{code: http.StatusConflict, msg: "session " + id + " has ended (" + sess.Status + ")", ended: true}
+	}
+	a, err := adapter.Lookup(sess.Protocol)
+	if err != nil {
+		return nil, &lineError{code: http.StatusConflict, msg: "session " + id + " has no protocol this server reads"}
+	}
+	// Hold the lock while rebuilding so that two requests do not both
+	// resume the session.
+	s.ingestMu.Lock()
+	defer s.ingestMu.Unlock()
+	if in := s.ingests[id]; in != nil {
+		return in, nil
+	}
+	wr, err := s.st.Resume(ctx, id)
+	if err != nil {
+		return nil, &lineError{code: http.StatusConflict, msg: err.Error()}
+	}
+	var lines []store.Line
+	if err := s.st.Lines(ctx, id, func(l store.Line) error {
+		lines = append(lines, l)
+		return nil
+	}); err != nil {
+		wr.Close(ctx)
+		return nil, err
+	}
+	harness := sess.Harness
+	cfg := agentstream.NormalizerConfig{Session: id, Harness: harness, ExplicitTurns: a.ExplicitTurns}
+	var ended bool
+	replay := func(cfg agentstream.NormalizerConfig) *agentstream.Normalizer {
+		n := agentstream.NewNormalizer(a.New(), cfg)
+		var envs []agentstream.Envelope
+		for _, l := range lines {
+			if l.Stream == store.Stdout {
+				envs = n.Line(envs[:0], store.AgentLine(l), time.Time{})
+			} else {
+				envs = n.Stderr(envs[:0], store.AgentLine(l), time.Time{})
+			}
+			for i := range envs {
+				switch envs[i].Type() {
+				case agentstream.TypeSessionEnded:
+					ended = true
+				case agentstream.TypeTurnStarted:
+					ended = false
+				}
+			}
+		}
+		return n
+	}
+	n := replay(cfg)
+	if n.LastSeq() != wr.LastSeq() {
+		// The adapter reads the lines differently today: start the replay
+		// where it ends on the stored seq, so that seq stays dense (the
+		// replayed envelopes are thrown away).
+		cfg.LastSeq = wr.LastSeq() - n.LastSeq()
+		n = replay(cfg)
+	}
+	in = &ingest{w: wr, n: n, ended: ended}
+	s.ingests[id] = in
+	return in, nil
+}

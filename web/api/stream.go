@@ -1,0 +1,280 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/agentstream/agentstream/hub"
+	"github.com/agentstream/agentstream/store"
+)
+
+// catchUpPage is how many stored events one read of a catch-up takes.
+const catchUpPage = 1000
+
+// sse writes one event stream.
+type sse struct {
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	buf []byte
+}
+
+func startSSE(w http.ResponseWriter) *sse {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{})
+	s := &sse{w: w, rc: rc}
+	s.buf = append(s.buf, ": agentstream\n\n"...)
+	return s
+}
+
+// event appends one event: id (when seq > 0), event name and data.
+func (s *sse) event(seq int64, name string, data []byte) {
+	if seq > 0 {
+		s.buf = append(s.buf, "id: "...)
+		s.buf = strconv.AppendInt(s.buf, seq, 10)
+		s.buf = append(s.buf, '\n')
+	}
+	if name != "" {
+		s.buf = append(s.buf, "event: "...)
+		for i := 0; i < len(name); i++ {
+			if c := name[i]; c >= 0x20 && c != 0x7f {
+				s.buf = append(s.buf, c)
+			}
+		}
+		s.buf = append(s.buf, '\n')
+	}
+	// Envelopes are compact JSON, but a line break in data would end the
+	// field: split, as the format asks.
+	for {
+		i := bytes.IndexAny(data, "\r\n")
+		if i < 0 {
+			break
+		}
+		s.buf = append(s.buf, "data: "...)
+		s.buf = append(s.buf, data[:i]...)
+		s.buf = append(s.buf, '\n')
+		if data[i] == '\r' && i+1 < len(data) && data[i+1] == '\n' {
+			i++
+		}
+		data = data[i+1:]
+	}
+	s.buf = append(s.buf, "data: "...)
+	s.buf = append(s.buf, data...)
+	s.buf = append(s.buf, "\n\n"...)
+}
+
+func (s *sse) comment(text string) {
+	s.buf = append(s.buf, ": "...)
+	s.buf = append(s.buf, text...)
+	s.buf = append(s.buf, "\n\n"...)
+}
+
+// flush sends what was appended.
+func (s *sse) flush() error {
+	if len(s.buf) == 0 {
+		return nil
+	}
+	_, err := s.w.Write(s.buf)
+	s.buf = s.buf[:0]
+	if err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// resumeFrom returns the seq after which a stream resumes: Last-Event-ID,
+// else ?after=, else 0.
+func resumeFrom(r *http.Request) (int64, bool) {
+	raw := r.Header.Get("Last-Event-ID")
+	if raw == "" {
+		raw = r.URL.Query().Get("after")
+	}
+	if raw == "" {
+		return 0, true
+	}
+	v, err := strconv.ParseInt(raw, 10, 64)
+	return v, err == nil && v >= 0
+}
+
+// sessionStream follows one session. It subscribes to the hub first, then
+// sends the stored events after the resume point, then what the hub
+// delivers, skipping by seq what the store already gave: nothing is sent
+// twice and nothing is missed, because everything the hub has not
+// delivered was committed before the subscription, and so is in the store.
+func (s *server) sessionStream(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	last, ok := resumeFrom(r)
+	if !ok {
+		writeError(w, http.StatusBadRequest, "bad Last-Event-ID or after: want a seq")
+		return
+	}
+	ctx := r.Context()
+	sub := s.hub.Subscribe(id)
+	defer sub.Close()
+	sess, err := s.st.Session(ctx, id)
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	out := startSSE(w)
+
+	// catchUp sends the stored events after last, before `before` when it
+	// is positive.
+	catchUp := func(before int64) error {
+		for {
+			q := store.EventQuery{After: last, Limit: catchUpPage}
+			evs, err := s.st.Events(ctx, id, q)
+			if err != nil {
+				return err
+			}
+			for _, ev := range evs {
+				if before > 0 && ev.Seq >= before {
+					return out.flush()
+				}
+				out.event(ev.Seq, ev.Type, ev.Data)
+				last = ev.Seq
+			}
+			if err := out.flush(); err != nil {
+				return err
+			}
+			if len(evs) < catchUpPage {
+				return nil
+			}
+		}
+	}
+	end := func() {
+		if catchUp(0) != nil {
+			return
+		}
+		sess, err := s.st.Session(ctx, id)
+		status := store.StatusInterrupted
+		if err == nil {
+			status = sess.Status
+		}
+		out.event(0, "end", []byte(`{"lastSeq":`+strconv.FormatInt(last, 10)+`,"status":"`+status+`"}`))
+		out.flush()
+	}
+	if err := catchUp(0); err != nil {
+		return
+	}
+	if !sess.Running() {
+		end()
+		return
+	}
+	var batch []store.Event
+	for {
+		batch, err = sub.Next(ctx, batch[:0], catchUpPage, s.opts.KeepAlive)
+		switch {
+		case errors.Is(err, hub.ErrEnded):
+			s.sendBatch(out, batch, &last, catchUp)
+			end()
+			return
+		case errors.Is(err, hub.ErrResync):
+			s.sendBatch(out, batch, &last, catchUp)
+			out.event(0, "resync", []byte(`{"after":`+strconv.FormatInt(last, 10)+`}`))
+			out.flush()
+			return
+		case err != nil:
+			return
+		}
+		if len(batch) == 0 {
+			out.comment("keep-alive")
+		} else if !s.sendBatch(out, batch, &last, catchUp) {
+			return
+		}
+		if out.flush() != nil {
+			return
+		}
+		if !s.pause(ctx) {
+			return
+		}
+	}
+}
+
+// sendBatch appends the hub's events that the client has not had: stored
+// events after last (filling a gap from the store, which cannot happen
+// with one process but costs nothing to guard), and live deltas that no
+// stored event sent already supersedes.
+func (s *server) sendBatch(out *sse, batch []store.Event, last *int64, catchUp func(before int64) error) bool {
+	for _, ev := range batch {
+		switch {
+		case ev.Seq == 0:
+			if ev.Prev >= *last {
+				out.event(0, ev.Type, ev.Data)
+			}
+		case ev.Seq <= *last:
+		default:
+			if ev.Seq > *last+1 {
+				if catchUp(ev.Seq) != nil {
+					return false
+				}
+				if ev.Seq != *last+1 {
+					// The store does not have it either: give up cleanly.
+					out.event(0, "resync", []byte(`{"after":`+strconv.FormatInt(*last, 10)+`}`))
+					out.flush()
+					return false
+				}
+			}
+			out.event(ev.Seq, ev.Type, ev.Data)
+			*last = ev.Seq
+		}
+	}
+	return true
+}
+
+// pause waits Options.Coalesce between two writes to one subscriber.
+func (s *server) pause(ctx context.Context) bool {
+	if s.opts.Coalesce <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(s.opts.Coalesce)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// allStream follows every session from now on.
+func (s *server) allStream(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	sub := s.hub.Subscribe("")
+	defer sub.Close()
+	out := startSSE(w)
+	if out.flush() != nil {
+		return
+	}
+	var batch []store.Event
+	for {
+		var err error
+		batch, err = sub.Next(ctx, batch[:0], catchUpPage, s.opts.KeepAlive)
+		for _, ev := range batch {
+			out.event(0, ev.Type, ev.Data)
+		}
+		switch {
+		case errors.Is(err, hub.ErrResync):
+			out.event(0, "resync", []byte(`{"after":null}`))
+			out.flush()
+			return
+		case err != nil:
+			return
+		}
+		if len(batch) == 0 {
+			out.comment("keep-alive")
+		}
+		if out.flush() != nil || !s.pause(ctx) {
+			return
+		}
+	}
+}
