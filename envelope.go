@@ -250,3 +250,17 @@ func (p *Raw) decode(data []byte) error {
 	}
 	return nil
 }
+
+// Typed returns the typed payload of a Passthrough payload whose type the
+// vocabulary knows (what a jsonl harness writes, kept as written), and p
+// itself otherwise, so that readers can handle both alike.
+func Typed(p Payload) Payload {
+	pt, ok := p.(*Passthrough)
+	if !ok || !IsKnownType(pt.EventType) {
+		return p
+	}
+	if t, err := DecodePayload(pt.EventType, pt.JSON); err == nil {
+		return t
+	}
+	return p
+}

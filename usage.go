@@ -45,10 +45,11 @@ type UsageFolder struct {
 	lastWindow  *int64
 }
 
-// Add folds one event's payload in. Payloads other than usage and
-// session.started are ignored.
+// Add folds one event's payload in. Payloads other than usage,
+// session.started and session.updated are ignored; a jsonl harness's
+// passthrough payloads count as their typed selves.
 func (f *UsageFolder) Add(p Payload) {
-	switch p := p.(type) {
+	switch p := Typed(p).(type) {
 	case *SessionStarted:
 		if p.Model != "" {
 			f.model = p.Model

@@ -126,7 +126,7 @@ func New(w io.Writer, opt Options) *Renderer {
 
 // Handle renders one envelope. It returns the error of the write, if any.
 func (r *Renderer) Handle(_ context.Context, e agentstream.Envelope) error {
-	p := typed(e.Payload)
+	p := agentstream.Typed(e.Payload)
 	r.track(&e, p)
 	if r.opt.Quiet {
 		r.renderQuiet(&e, p)
@@ -168,19 +168,6 @@ func (r *Renderer) flush() error {
 		r.err = err
 	}
 	return err
-}
-
-// typed returns the typed payload of a passthrough payload of a known type
-// (what a jsonl harness writes), else p.
-func typed(p agentstream.Payload) agentstream.Payload {
-	pt, ok := p.(*agentstream.Passthrough)
-	if !ok || !agentstream.IsKnownType(pt.EventType) {
-		return p
-	}
-	if t, err := agentstream.DecodePayload(pt.EventType, pt.JSON); err == nil {
-		return t
-	}
-	return p
 }
 
 func (r *Renderer) ts(e *agentstream.Envelope) time.Time {

@@ -470,7 +470,7 @@ func (s *session) emit(envs []agentstream.Envelope) {
 }
 
 func (s *session) observe(e *agentstream.Envelope) {
-	p := typed(e.Payload)
+	p := agentstream.Typed(e.Payload)
 	switch p := p.(type) {
 	case *agentstream.SessionStarted:
 		if p.SessionID != "" {
@@ -510,19 +510,6 @@ func (s *session) observe(e *agentstream.Envelope) {
 // completed reports whether the harness reported the end of its work, with
 // no work after it.
 func (s *session) completed() bool { return s.lastEnded != nil && !s.workAfterEnd }
-
-// typed returns the typed payload of a passthrough payload of a known type
-// (what a jsonl harness writes), else p.
-func typed(p agentstream.Payload) agentstream.Payload {
-	pt, ok := p.(*agentstream.Passthrough)
-	if !ok || !agentstream.IsKnownType(pt.EventType) {
-		return p
-	}
-	if t, err := agentstream.DecodePayload(pt.EventType, pt.JSON); err == nil {
-		return t
-	}
-	return p
-}
 
 // finish writes what the session owes at its end: the decoder's last
 // events and the flush of unfinished deltas, the session title, and the
