@@ -1,6 +1,7 @@
 package agentstream_test
 
 import (
+	"fmt"
 	"go/build"
 	"strings"
 	"testing"
@@ -16,8 +17,9 @@ type scripted map[string][]agentstream.Event
 
 func (s scripted) Decode(dst []agentstream.Event, line []byte) []agentstream.Event {
 	if string(line) == "panic" {
+		// An event appended before the panic must not come out.
 		dst = append(dst, agentstream.E(&agentstream.Warning{Message: "half done"}))
-		panic("decoder bug")
+		panic(fmt.Sprintf("decoder bug after %d events", len(dst)))
 	}
 	return append(dst, s[string(line)]...)
 }
@@ -275,5 +277,15 @@ func TestImports(t *testing.T) {
 		check(dir, func(p string) bool {
 			return std(p) || strings.HasPrefix(p, mod) && !strings.Contains(p, "/store") && !strings.Contains(p, "/web") && !strings.Contains(p, "/runner") && !strings.Contains(p, "/console")
 		})
+	}
+}
+
+func TestSummarizeUsageOfJSONL(t *testing.T) {
+	r := agentstream.SummarizeUsage([]agentstream.Event{
+		agentstream.E(&agentstream.Passthrough{EventType: "usage", JSON: []byte(`{"scope":"call","inputTokens":3,"outputTokens":4}`)}),
+		agentstream.E(&agentstream.Passthrough{EventType: "usage", JSON: []byte(`{"scope":"session","costUsd":0.5}`)}),
+	})
+	if r.InputTokens == nil || *r.InputTokens != 3 || r.CostUSD == nil || *r.CostUSD != 0.5 {
+		t.Errorf("recap of jsonl usage: %+v", r)
 	}
 }
