@@ -39,7 +39,8 @@ type LineSplitter struct {
 	err     error
 }
 
-// headKeep is how much of an oversized line is kept.
+// headKeep is how much of an oversized line is kept (never more than the
+// soft limit, so that the head is always shorter than the line).
 const headKeep = 4 * agentstream.MaxText
 
 func (s *LineSplitter) limit() int {
@@ -149,7 +150,7 @@ func (s *LineSplitter) startOversized() {
 	b := s.trimFirst(s.buf)
 	s.over = true
 	s.size = 0
-	s.head = append(s.head[:0], b[:min(len(b), headKeep)]...)
+	s.head = append(s.head[:0], b[:min(len(b), headKeep, s.limit())]...)
 	if s.sum == nil {
 		s.sum = sha256.New()
 	} else {

@@ -1,0 +1,27 @@
+// Package sqlite is the embedded session store: one SQLite file (through
+// modernc.org/sqlite, pure Go), opened with Open, shared safely by several
+// processes (a runner writing a session, serve reading it).
+//
+// # Durability
+//
+// The database runs in WAL mode with synchronous=NORMAL. A transaction
+// that has committed survives a crash of the process that wrote it (kill
+// -9 at any moment): the events it holds are there when the file is opened
+// again, and the file is intact. A power loss or an operating-system crash
+// may lose the last transactions committed before it (never corrupt the
+// file); that is the price of not waiting for the disk on every commit.
+//
+// A Writer batches a session's events and native lines into transactions;
+// an event is acknowledged (Writer.Acked) once its transaction committed.
+// A writer whose process died leaves its session "running": Open and
+// Store.Reap mark it interrupted (see Reap for the rule).
+//
+// # Schema
+//
+// Migrations are versioned in the table schema_migrations and applied on
+// Open. Tables: sessions (the record, the usage recap, the writer's host,
+// pid and heartbeat, and a change counter "tick" that Follow polls),
+// events (one row per stored event, keyed by sid<<40 | seq) and lines (the
+// native lines, whole up to the soft limit, else their head with their
+// full size and SHA-256).
+package sqlite
