@@ -33,6 +33,9 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
+	// Runs of the agentstream command keep their sessions in this
+	// directory's store, not the user's.
+	os.Setenv("AGENTSTREAM_DB", filepath.Join(dir, "agentstream.db"))
 	harness = filepath.Join(dir, "fakeharness")
 	if out, err := exec.Command("go", "build", "-o", harness, "./testdata/fakeharness").CombinedOutput(); err != nil {
 		panic("go build: " + err.Error() + "\n" + string(out))

@@ -26,6 +26,8 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
+	// Commands that keep sessions keep them in this directory's store.
+	os.Setenv("AGENTSTREAM_DB", filepath.Join(dir, "agentstream.db"))
 	binary = filepath.Join(dir, "agentstream")
 	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
 	if err != nil {

@@ -75,6 +75,10 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	color := fs.String("color", "auto", "colour: auto, always or never")
 	width := fs.Int("width", 0, "the width in columns (0: the terminal's, else $COLUMNS, else 80)")
 	quiet := fs.Bool("quiet", false, "render nothing but errors")
+	db := dbFlag(fs)
+	noStore := fs.Bool("no-store", false, "do not write the session into the store")
+	server := fs.String("server", "", "send the session to the agentstream server at `URL` instead of the local store")
+	token := fs.String("token", "", "the server's bearer token (default $AGENTSTREAM_TOKEN)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -94,6 +98,12 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	}
 	if *prompt != "" && *promptFile != "" {
 		return usageErr("--prompt and --prompt-file exclude each other")
+	}
+	if *server != "" && *protocol == "auto" {
+		return usageErr("--server needs --protocol: the server normalizes the lines it is sent")
+	}
+	if *server != "" && *noStore {
+		return usageErr("--server and --no-store exclude each other")
 	}
 	opts, err := consoleOptions(e, *color, *ci, *width)
 	if err != nil {
@@ -153,16 +163,49 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 		Handler:     agentstream.Fanout(handlers...),
 		Session:     *session,
 	}
+	var spools []io.Writer
 	if *spool != "" {
 		f, err := create(*spool)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "agentstream run: %v\n", err)
 			return exitError
 		}
-		r.Spool = f
+		spools = append(spools, f)
+	}
+	var rec recording
+	switch {
+	case *server != "":
+		tok := *token
+		if tok == "" {
+			tok = e.getenv("AGENTSTREAM_TOKEN")
+		}
+		rec, err = newRemoteRecording(ctx, *server, tok, *protocol, command)
+	case !*noStore:
+		rec, err = newLocalRecording(ctx, e, *db, *protocol, command)
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentstream run: %v\n", err)
+		return exitError
+	}
+	if rec != nil {
+		r.Session = rec.session()
+		r.Handler = agentstream.Fanout(append(handlers, rec)...)
+		spools = append(spools, rec.spool())
+	}
+	switch len(spools) {
+	case 0:
+	case 1:
+		r.Spool = spools[0]
+	default:
+		r.Spool = io.MultiWriter(spools...)
 	}
 
 	res, err := r.Run(ctx)
+	if rec != nil {
+		if cerr := rec.finish(context.WithoutCancel(ctx), res); err == nil && cerr != nil {
+			err = fmt.Errorf("recording the session: %w", cerr)
+		}
+	}
 	var startErr *runner.StartError
 	if errors.As(err, &startErr) {
 		fmt.Fprintf(e.stderr, "agentstream run: %s: %v\n", startErr.Command, startErr.Err)

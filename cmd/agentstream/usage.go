@@ -15,9 +15,16 @@ const usageDoc = `Prints the usage recap of a recorded session: tokens (summed o
 calls, else the harness's own session total), cost, turns and duration as the
 harness reported them, and the context used of the window. Figures nobody
 reported are said to be missing, never printed as zero. The input may be
-native lines (any protocol) or normalized event envelopes.`
+native lines (any protocol) or normalized event envelopes.
+
+Over the store: "agentstream usage SESSION" gives the recap of a stored
+session, and "agentstream usage --since T --by harness|model|day" totals the
+stored sessions (T is a date, an RFC 3339 time or a duration such as 7d).`
 
 func cmdUsage(ctx context.Context, e *env, args []string) int {
+	if handled, code := usageFromStore(ctx, e, args); handled {
+		return code
+	}
 	fs := newFlags(e, "usage", "[--protocol P] [--json] [FILE|-]", usageDoc)
 	protocol := fs.String("protocol", "auto", "the dialect of the input, or events for envelopes: "+protocolList())
 	asJSON := fs.Bool("json", false, "print the recap as JSON")

@@ -828,3 +828,16 @@ func (s *Store) ReplaceEvents(ctx context.Context, id string, envs []agentstream
 	}
 	return nil
 }
+
+// SetProtocol records the protocol a session was read with, for a session
+// created before its protocol was known (a run with protocol auto).
+func (s *Store) SetProtocol(ctx context.Context, id, protocol string) error {
+	res, err := s.write.ExecContext(ctx, `UPDATE sessions SET protocol = ? WHERE id = ?`, protocol, id)
+	if err != nil {
+		return fmt.Errorf("sqlite: set protocol: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("sqlite: set protocol: %w", store.ErrNotFound)
+	}
+	return nil
+}
