@@ -44,7 +44,7 @@ type Decoder struct {
 	open       int // the kind of text being streamed
 	openID     string
 	openReplay bool
-	text       acc
+	text       fields.Acc
 
 	tools map[string]*tool
 
@@ -206,11 +206,11 @@ func (d *Decoder) openTurn(dst []agentstream.Event, replay bool) []agentstream.E
 func (d *Decoder) flush(dst []agentstream.Event) []agentstream.Event {
 	kind, replay := d.open, d.openReplay
 	d.open, d.openID = textNone, ""
-	if d.text.n == 0 {
+	if d.text.N == 0 {
 		return dst
 	}
-	text, trunc := d.text.text()
-	d.text.reset()
+	text, trunc := d.text.Text()
+	d.text.Reset()
 	var p agentstream.Payload
 	switch kind {
 	case textThought:

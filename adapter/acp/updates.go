@@ -162,10 +162,10 @@ func (d *Decoder) chunk(dst []agentstream.Event, kind int, u *updateOf, replay b
 		d.openID = string(id)
 	}
 	s := blockText(u.content)
-	if s == "" || d.text.whole(s) {
+	if s == "" || d.text.Whole(s) {
 		return dst
 	}
-	d.text.add(s, zeroTime)
+	d.text.Add(s, zeroTime)
 	s, _ = agentstream.Clip(s, agentstream.MaxText)
 	var p agentstream.Payload
 	switch kind {

@@ -22,8 +22,8 @@ type Decoder struct {
 	sessions map[string]bool
 	init     *agentstream.SessionStarted
 	calls    map[string]string // call id -> tool name, for calls announced
-	text     acc               // assistant text since the last other line
-	thought  acc               // thinking deltas since the last other line
+	text     fields.Acc        // assistant text since the last other line
+	thought  fields.Acc        // thinking deltas since the last other line
 	// The message last completed by a line of another type, when its
 	// pieces were timestamped deltas: a later copy of it (partial output's
 	// whole message, printed after the line that completed it) is dropped.
@@ -148,31 +148,31 @@ func (d *Decoder) End(dst []agentstream.Event) []agentstream.Event { return dst 
 // flush appends the complete message or thinking accumulated from earlier
 // lines when a line of another type arrives.
 func (d *Decoder) flush(dst []agentstream.Event, next string) []agentstream.Event {
-	if next != "assistant" && d.text.n > 0 {
+	if next != "assistant" && d.text.N > 0 {
 		d.copySize, d.copyHash = 0, 0
-		if d.text.stamped {
-			d.copySize, d.copyHash = d.text.size, d.text.hash
+		if d.text.Stamped {
+			d.copySize, d.copyHash = d.text.Size, d.text.Hash
 		}
-		text, trunc := d.text.text()
+		text, trunc := d.text.Text()
 		dst = append(dst, agentstream.Event{
 			Payload: &agentstream.Message{Role: agentstream.RoleAssistant, Text: text, Truncated: trunc},
-			Time:    d.text.time,
+			Time:    d.text.Time,
 		})
-		d.text.reset()
+		d.text.Reset()
 	}
-	if next != "thinking" && d.thought.n > 0 {
+	if next != "thinking" && d.thought.N > 0 {
 		dst = d.flushThinking(dst)
 	}
 	return dst
 }
 
 func (d *Decoder) flushThinking(dst []agentstream.Event) []agentstream.Event {
-	if d.thought.n == 0 {
+	if d.thought.N == 0 {
 		return dst
 	}
-	text, trunc := d.thought.text()
-	ev := agentstream.Event{Payload: &agentstream.Thinking{Text: text, Truncated: trunc}, Time: d.thought.time}
-	d.thought.reset()
+	text, trunc := d.thought.Text()
+	ev := agentstream.Event{Payload: &agentstream.Thinking{Text: text, Truncated: trunc}, Time: d.thought.Time}
+	d.thought.Reset()
 	return append(dst, ev)
 }
 
@@ -271,21 +271,21 @@ func (d *Decoder) assistant(dst []agentstream.Event, line []byte, l *lineOf, t t
 	}
 	copySize, copyHash := d.copySize, d.copyHash
 	d.copySize, d.copyHash = 0, 0
-	if t.IsZero() && copySize > 0 && len(s) == copySize && fnv(fnvOffset, s) == copyHash {
+	if t.IsZero() && copySize > 0 && len(s) == copySize && fields.Hash(s) == copyHash {
 		return dst
 	}
-	if d.text.whole(s) {
+	if d.text.Whole(s) {
 		if t.IsZero() {
-			t = d.text.time
+			t = d.text.Time
 		}
-		text, trunc := d.text.text()
-		d.text.reset()
+		text, trunc := d.text.Text()
+		d.text.Reset()
 		return append(dst, agentstream.Event{
 			Payload: &agentstream.Message{Role: agentstream.RoleAssistant, Text: text, Truncated: trunc},
 			Time:    t,
 		})
 	}
-	d.text.add(s, t)
+	d.text.Add(s, t)
 	delta, _ := agentstream.Clip(s, agentstream.MaxText)
 	return append(dst, agentstream.E(&agentstream.MessageDelta{Role: agentstream.RoleAssistant, Text: delta}))
 }
@@ -299,12 +299,12 @@ func (d *Decoder) thinking(dst []agentstream.Event, line []byte, l *lineOf, t ti
 		if s == "" {
 			return dst
 		}
-		d.thought.add(s, t)
+		d.thought.Add(s, t)
 		delta, _ := agentstream.Clip(s, agentstream.MaxText)
 		return append(dst, agentstream.E(&agentstream.ThinkingDelta{Text: delta}))
 	case "completed":
 		if !t.IsZero() {
-			d.thought.time = t
+			d.thought.Time = t
 		}
 		return d.flushThinking(dst)
 	}
