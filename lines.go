@@ -99,9 +99,15 @@ func (lr *LineReader) fill(limit int) bool {
 		lr.start = 0
 	}
 	if lr.end == len(lr.buf) {
+		// Double up to 1 MiB, then go straight to the soft limit: a line
+		// that long is likely to be much longer, and a chain of doublings
+		// would leave twice the buffer behind as garbage at the peak.
 		size := 2 * len(lr.buf)
-		if size == 0 {
+		switch {
+		case size == 0:
 			size = 64 << 10
+		case size > 1<<20:
+			size = limit + 1
 		}
 		if size > limit+1 {
 			size = limit + 1
