@@ -432,7 +432,9 @@ func AppendStringClip(dst, v []byte, max int) (out []byte, total int, truncated 
 		if end != len(v) {
 			return fail()
 		}
-		total = runeCount(out[orig:])
+		// The decoding is valid UTF-8 (bad bytes became U+FFFD): every
+		// byte but the continuation bytes starts a code point.
+		total = len(out) - orig - continuationBytes(out[orig:])
 		return out, total, false, true
 	}
 	// Decode the first max code points, validating as we go.
