@@ -92,7 +92,7 @@ type demoOptions struct {
 // runDemo serves the demo until ctx is done. The temporary store is removed
 // before it returns, whatever happened.
 func runDemo(ctx context.Context, e *env, o demoOptions) (err error) {
-	dir, err := os.MkdirTemp("", "agentstream-demo-")
+	dir, err := os.MkdirTemp(e.getenv("TMPDIR"), "agentstream-demo-")
 	if err != nil {
 		return err
 	}
@@ -138,10 +138,13 @@ func runDemo(ctx context.Context, e *env, o demoOptions) (err error) {
 	}()
 
 	if err := importDemo(ctx, st, time.Now()); err != nil {
+		if ctx.Err() != nil {
+			return nil // interrupted while importing
+		}
 		return err
 	}
 	url := "http://" + ln.Addr().String() + "/"
-	fmt.Fprintf(e.stderr, "agentstream demo: %d recorded sessions in a temporary store (%s)\n", len(demo.Imports()), st.Path())
+	fmt.Fprintf(e.stderr, "agentstream demo: %d recorded sessions in a temporary store (%s); serving until interrupted\n", len(demo.Imports()), st.Path())
 	fmt.Fprintf(e.stdout, "agentstream demo: open %s\n", url)
 
 	liveDone := make(chan error, 1)
@@ -239,9 +242,10 @@ func replayLive(ctx context.Context, st *sqlite.Store, id string, speed float64)
 	return errors.Join(runErr, spoolErr, w.Close(ctx))
 }
 
-// liveRecorder stores what the runner reports in a store writer: envelopes
-// from the runner's goroutine and native lines from its spool goroutine,
-// one call at a time as store.Writer asks.
+// liveRecorder stores what the runner reports in a store writer, as run
+// does (see localRecording): envelopes from the runner's goroutine, native
+// stdout lines from its spool goroutine and stderr lines as their events
+// hold them, one call at a time as store.Writer asks.
 type liveRecorder struct {
 	mu sync.Mutex
 	w  *sqlite.Writer
@@ -251,6 +255,11 @@ type liveRecorder struct {
 func (l *liveRecorder) Handle(ctx context.Context, env agentstream.Envelope) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if line, ok := stderrLine(env); ok {
+		if err := l.w.Line(ctx, line); err != nil {
+			return err
+		}
+	}
 	return l.w.Handle(ctx, env)
 }
 

@@ -38,6 +38,81 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// demoEnv is the environment of an in-process command: its streams and
+// only the variables given, so that tests need not change the process's.
+func demoEnv(stdout, stderr io.Writer, vars map[string]string) *env {
+	return &env{stdin: strings.NewReader(""), stdout: stdout, stderr: stderr,
+		getenv: func(k string) string { return vars[k] }}
+}
+
+// demoRun is `agentstream demo` running in process.
+type demoRun struct {
+	tmp            string // its $TMPDIR
+	stdout, stderr syncBuffer
+	cancel         context.CancelFunc
+	done           chan int
+	code           int
+	stopped        bool
+}
+
+// startDemo runs the demo with args in process, with a $TMPDIR of its own;
+// the test's cleanup stops it if the test did not.
+func startDemo(t *testing.T, args ...string) *demoRun {
+	t.Helper()
+	d := &demoRun{tmp: t.TempDir(), done: make(chan int, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	d.cancel = cancel
+	e := demoEnv(&d.stdout, &d.stderr, map[string]string{"TMPDIR": d.tmp})
+	go func() { d.done <- cmdDemo(ctx, e, args) }()
+	t.Cleanup(func() { d.stop(t) })
+	return d
+}
+
+// await polls stdout until re matches and returns its submatches, failing
+// the test if the demo exits first.
+func (d *demoRun) await(t *testing.T, what string, re *regexp.Regexp) []string {
+	t.Helper()
+	var m []string
+	poll(t, what, 30*time.Second, func() bool {
+		select {
+		case d.code = <-d.done:
+			d.stopped = true
+			t.Fatalf("demo exited with %d before printing %s; stderr:\n%s", d.code, what, d.stderr.String())
+		default:
+		}
+		m = re.FindStringSubmatch(d.stdout.String())
+		return m != nil
+	})
+	return m
+}
+
+// stop cancels the demo, waits for it and checks that it exited with 0
+// and removed its temporary store.
+func (d *demoRun) stop(t *testing.T) {
+	t.Helper()
+	if d.stopped {
+		return
+	}
+	d.stopped = true
+	d.cancel()
+	select {
+	case d.code = <-d.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("demo did not return after cancellation")
+	}
+	if d.code != exitOK {
+		t.Errorf("demo exited with %d after cancellation, want 0; stderr:\n%s", d.code, d.stderr.String())
+	}
+	if entries, _ := os.ReadDir(d.tmp); len(entries) != 0 {
+		t.Errorf("temporary directory still holds %v after the demo ended", entries)
+	}
+}
+
+var (
+	openRE = regexp.MustCompile(`(?m)^agentstream demo: open (http://127\.0\.0\.1:\d+/)$`)
+	liveRE = regexp.MustCompile(`(?m)^agentstream demo: live replay at (http://\S+/)sessions/(\S+)$`)
+)
+
 // poll calls fn every few milliseconds until it returns true or the
 // deadline passes.
 func poll(t *testing.T, what string, d time.Duration, fn func() bool) {
@@ -79,50 +154,30 @@ func deref(p *string) string {
 	return *p
 }
 
-// TestDemo runs the demo in process, as `agentstream demo --speed 20`,
-// with the built binary as its replay harness, and checks what the API
-// serves: the imported sessions ended as recorded, the live one runs, then
-// ends with the events a normalization of its recording gives, and the
-// temporary store is gone once the demo is cancelled.
+// TestDemo runs the demo in process with the built binary as its replay
+// harness. The demo tests run in parallel, which is after the package's
+// sequential tests: a store and a server in this process grow its memory,
+// and a child process started afterwards inherits that peak in its rusage
+// (vfork, then exec), which TestHugeLineBoundedMemory measures.
 func TestDemo(t *testing.T) {
-	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
+	t.Parallel()
 	saved := demoExecutable
 	demoExecutable = func() (string, error) { return binary, nil }
 	t.Cleanup(func() { demoExecutable = saved })
+	t.Run("serve", testDemoServe)
+	t.Run("cancel during replay", testDemoCancelDuringReplay)
+	t.Run("no live", testDemoNoLive)
+}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stdout, stderr syncBuffer
-	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"demo", "--speed", "20"}, strings.NewReader(""), &stdout, &stderr) }()
-	stopped := false
-	defer func() {
-		if !stopped {
-			cancel()
-			<-done
-		}
-	}()
-
-	urlRE := regexp.MustCompile(`(?m)^agentstream demo: open (http://127\.0\.0\.1:\d+/)$`)
-	liveRE := regexp.MustCompile(`(?m)^agentstream demo: live replay at http://\S+/sessions/(\S+)$`)
-	var base, live string
-	poll(t, "the URL on stdout", 30*time.Second, func() bool {
-		select {
-		case code := <-done:
-			stopped = true
-			t.Fatalf("demo exited with %d before printing its URL; stderr:\n%s", code, stderr.String())
-		default:
-		}
-		out := stdout.String()
-		m, l := urlRE.FindStringSubmatch(out), liveRE.FindStringSubmatch(out)
-		if m == nil || l == nil {
-			return false
-		}
-		base, live = m[1], l[1]
-		return true
-	})
-	if entries, _ := os.ReadDir(tmp); len(entries) != 1 || !strings.HasPrefix(entries[0].Name(), "agentstream-demo-") {
+// testDemoServe runs `agentstream demo --speed 20` and checks what the API
+// serves: the imported sessions ended as recorded, the live one runs, then
+// ends with the events a normalization of its recording gives, and the
+// temporary store is gone once the demo is cancelled.
+func testDemoServe(t *testing.T) {
+	d := startDemo(t, "--speed", "20")
+	base := d.await(t, "the URL", openRE)[1]
+	live := d.await(t, "the live session", liveRE)[2]
+	if entries, _ := os.ReadDir(d.tmp); len(entries) != 1 || !strings.HasPrefix(entries[0].Name(), "agentstream-demo-") {
 		t.Errorf("temporary directory holds %v, want one agentstream-demo-* store", entries)
 	}
 
@@ -148,7 +203,7 @@ func TestDemo(t *testing.T) {
 					final = page.Sessions
 					return true
 				default:
-					t.Fatalf("live session %s, want running then succeeded; stderr:\n%s", s.Status, stderr.String())
+					t.Fatalf("live session %s, want running then succeeded; stderr:\n%s", s.Status, d.stderr.String())
 				}
 			}
 		}
@@ -240,79 +295,67 @@ func TestDemo(t *testing.T) {
 		}
 	}
 
-	cancel()
-	select {
-	case code := <-done:
-		stopped = true
-		if code != exitOK {
-			t.Errorf("demo exited with %d after cancellation, want 0; stderr:\n%s", code, stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("demo did not return after cancellation")
-	}
-	if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
-		t.Errorf("temporary directory still holds %v after the demo ended", entries)
-	}
+	d.stop(t)
 }
 
-// TestDemoCancelDuringReplay cancels the demo while the live replay plays
+// testDemoCancelDuringReplay cancels the demo while the live replay plays
 // (at the recorded pace): the replay harness is stopped, the demo returns
 // and it still removes its store.
-func TestDemoCancelDuringReplay(t *testing.T) {
-	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
-	saved := demoExecutable
-	demoExecutable = func() (string, error) { return binary, nil }
-	t.Cleanup(func() { demoExecutable = saved })
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stdout, stderr syncBuffer
-	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"demo"}, strings.NewReader(""), &stdout, &stderr) }()
-	urlRE := regexp.MustCompile(`(?m)^agentstream demo: live replay at (http://\S+/)sessions/(\S+)$`)
-	var m []string
-	poll(t, "the live replay", 30*time.Second, func() bool {
-		m = urlRE.FindStringSubmatch(stdout.String())
-		return m != nil
-	})
+func testDemoCancelDuringReplay(t *testing.T) {
+	d := startDemo(t)
+	m := d.await(t, "the live replay", liveRE)
 	poll(t, "the live session's first events", 30*time.Second, func() bool {
 		var s apiSession
 		return getJSON(m[1]+"api/sessions/"+m[2], &s) == nil && s.Status == "running" && s.LastSeq > 0
 	})
-	cancel()
-	select {
-	case code := <-done:
-		if code != exitOK {
-			t.Errorf("demo exited with %d, want 0; stderr:\n%s", code, stderr.String())
+	d.stop(t)
+}
+
+// testDemoNoLive runs `agentstream demo --no-live`: the recordings only.
+func testDemoNoLive(t *testing.T) {
+	d := startDemo(t, "--no-live")
+	base := d.await(t, "the URL", openRE)[1]
+	var page struct{ Sessions []apiSession }
+	if err := getJSON(base+"api/sessions", &page); err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Sessions) != len(demo.Imports()) {
+		t.Errorf("%d sessions, want the %d recordings", len(page.Sessions), len(demo.Imports()))
+	}
+	for _, s := range page.Sessions {
+		if s.Status == "running" {
+			t.Errorf("session %s is running", s.ID)
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("demo did not return after cancellation")
 	}
-	if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
-		t.Errorf("temporary directory still holds %v after the demo ended", entries)
+	if strings.Contains(d.stdout.String(), "live replay") {
+		t.Errorf("--no-live printed a live replay:\n%s", d.stdout.String())
 	}
+	d.stop(t)
 }
 
 func TestDemoUsage(t *testing.T) {
+	t.Parallel()
+	if out, _, _ := runCLI(t, "", "help"); !strings.Contains(out, "\n  demo ") {
+		t.Errorf("help does not list demo:\n%s", out)
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
 		code int
 		err  string
 	}{
-		{"argument", []string{"demo", "extra"}, exitUsage, "no arguments expected"},
-		{"not loopback", []string{"demo", "--addr", "0.0.0.0:0"}, exitUsage, "refusing to serve without --token"},
-		{"bad speed", []string{"demo", "--speed", "0"}, exitUsage, "--speed"},
-		{"replay without name", []string{"demo", "replay"}, exitUsage, "NAME expected"},
-		{"replay unknown", []string{"demo", "replay", "no-such-recording"}, exitError, "no-such-recording"},
-		{"replay bad speed", []string{"demo", "replay", "--speed", "-1", demo.Live}, exitUsage, "--speed"},
+		{"argument", []string{"extra"}, exitUsage, "no arguments expected"},
+		{"not loopback", []string{"--addr", "0.0.0.0:0"}, exitUsage, "refusing to serve without --token"},
+		{"bad speed", []string{"--speed", "0"}, exitUsage, "--speed"},
+		{"replay without name", []string{"replay"}, exitUsage, "NAME expected"},
+		{"replay unknown", []string{"replay", "no-such-recording"}, exitError, "no-such-recording"},
+		{"replay bad speed", []string{"replay", "--speed", "-1", demo.Live}, exitUsage, "--speed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv("AGENTSTREAM_TOKEN", "")
-			_, stderr, code := runCLI(t, "", tc.args...)
-			if code != tc.code || !strings.Contains(stderr, tc.err) {
-				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, tc.code, tc.err)
+			var stdout, stderr bytes.Buffer
+			code := cmdDemo(context.Background(), demoEnv(&stdout, &stderr, nil), tc.args)
+			if code != tc.code || !strings.Contains(stderr.String(), tc.err) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr.String(), tc.code, tc.err)
 			}
 		})
 	}
@@ -321,6 +364,7 @@ func TestDemoUsage(t *testing.T) {
 // TestDemoReplay runs the replay harness: an embedded recording, or a file,
 // comes out byte for byte, and the flags a protocol appends are ignored.
 func TestDemoReplay(t *testing.T) {
+	t.Parallel()
 	for _, name := range demo.Names() {
 		want, err := demo.Read(name)
 		if err != nil {
