@@ -16,13 +16,10 @@ import (
 
 	"github.com/agentstream/agentstream"
 	"github.com/agentstream/agentstream/adapter"
-	"github.com/agentstream/agentstream/hub"
 	"github.com/agentstream/agentstream/internal/demo"
 	"github.com/agentstream/agentstream/runner"
 	"github.com/agentstream/agentstream/store"
 	"github.com/agentstream/agentstream/store/sqlite"
-	"github.com/agentstream/agentstream/web/api"
-	"github.com/agentstream/agentstream/web/ui"
 )
 
 const demoDoc = `Shows agentstream at work with no agent installed. It starts the web timeline
@@ -112,27 +109,11 @@ func runDemo(ctx context.Context, e *env, o demoOptions) (err error) {
 	}
 	defer ln.Close()
 
-	// The same wiring as serve: the store publishes to the hub, which feeds
-	// the API's event streams; the UI reads the API.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	h := hub.New(hub.Options{})
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = st.Follow(ctx, h, 0) })
-	defer wg.Wait()
-	mux := http.NewServeMux()
-	mux.Handle("/api/", api.New(st, h, api.Options{Token: o.token}))
-	mux.Handle("/", ui.Handler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	srv := startServer(ctx, st, ln, o.token)
 	defer func() {
-		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-		cancel() // ends the event streams, which Shutdown would wait for
-		serr := srv.Shutdown(sctx)
-		scancel()
-		if err == nil && serr != nil {
+		if serr := srv.stop(); err == nil && serr != nil {
 			err = serr
 		}
 	}()
@@ -158,7 +139,7 @@ func runDemo(ctx context.Context, e *env, o demoOptions) (err error) {
 
 	var serveErr error
 	select {
-	case serveErr = <-errc:
+	case serveErr = <-srv.errc:
 		cancel()
 	case <-ctx.Done():
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentstream/agentstream/hub"
+	"github.com/agentstream/agentstream/store/sqlite"
 	"github.com/agentstream/agentstream/web/api"
 	"github.com/agentstream/agentstream/web/ui"
 )
@@ -52,38 +53,59 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "agentstream serve:", err)
 		return exitError
 	}
-	h := hub.New(hub.Options{})
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_ = st.Follow(ctx, h, 0)
-	}()
-	mux := http.NewServeMux()
-	mux.Handle("/api/", api.New(st, h, api.Options{Token: *token}))
-	mux.Handle("/", ui.Handler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
+	srv := startServer(ctx, st, ln, *token)
 	fmt.Fprintf(e.stderr, "agentstream serve: http://%s (database %s)\n", ln.Addr(), st.Path())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
 	select {
-	case err = <-errc:
+	case err = <-srv.errc:
 	case <-ctx.Done():
-		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-		cancel() // ends the event streams, which Shutdown would wait for
-		err = srv.Shutdown(sctx)
-		scancel()
 	}
-	cancel()
-	wg.Wait()
+	if serr := srv.stop(); err == nil {
+		err = serr
+	}
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintln(e.stderr, "agentstream serve:", err)
 		return exitError
 	}
 	return exitOK
+}
+
+// server is the API and the web timeline over a store, on a listener: the
+// store publishes its events (its own and other processes') to a hub, which
+// feeds the API's event streams; the UI reads the API.
+type server struct {
+	srv    *http.Server
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	errc   chan error // Serve's error, once it returns
+}
+
+// startServer starts serving on ln until stop is called.
+func startServer(ctx context.Context, st *sqlite.Store, ln net.Listener, token string) *server {
+	ctx, cancel := context.WithCancel(ctx)
+	s := &server{cancel: cancel, errc: make(chan error, 1)}
+	h := hub.New(hub.Options{})
+	s.wg.Go(func() { _ = st.Follow(ctx, h, 0) })
+	mux := http.NewServeMux()
+	mux.Handle("/api/", api.New(st, h, api.Options{Token: token}))
+	mux.Handle("/", ui.Handler())
+	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	go func() { s.errc <- s.srv.Serve(ln) }()
+	return s
+}
+
+// stop ends the event streams (which Shutdown would wait for), shuts the
+// server down within five seconds, and waits for the store's follower.
+func (s *server) stop() error {
+	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer scancel()
+	s.cancel()
+	err := s.srv.Shutdown(sctx)
+	s.wg.Wait()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
 }
 
 // isLoopback reports whether addr (host:port) listens on loopback only.
