@@ -53,6 +53,9 @@ type Decoder struct {
 	cost    *float64
 	ctxUsed *int64
 	ctxSize *int64
+
+	buf  []byte    // scratch for decoding tool outputs
+	dbuf [2][]byte // scratch for the texts of a diff
 }
 
 var _ agentstream.Decoder = (*Decoder)(nil)
@@ -66,6 +69,29 @@ func NewDecoder() *Decoder {
 type lineOf struct {
 	jsonrpc, id, method, params, result, errorV, sessionUpdate, stopReason, typ []byte
 	hasResult                                                                   bool
+
+	paramsRead        bool     // the params of session/update were read in place
+	update, sessionID []byte   // params.update and params.sessionId
+	up                updateOf // params.update, read in place when an object
+}
+
+// readParams reads the update and session id of session/update's params,
+// descending into the update in place.
+func (l *lineOf) readParams(p *jsonscan.Obj, buf *[]byte) {
+	l.update, l.sessionID, l.up = nil, nil, updateOf{}
+	for p.NextKey() {
+		switch string(p.Key()) {
+		case "update":
+			l.up = updateOf{}
+			if uo, ok := p.Object(); ok {
+				l.up.read(&uo, buf)
+				p.LeaveObject(&uo)
+			}
+			l.update = p.Value()
+		case "sessionId":
+			l.sessionID = p.Value()
+		}
+	}
 }
 
 // Decode appends the events of one line to dst.
@@ -82,33 +108,42 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 	}
 	var l lineOf
 	obj, _ := jsonscan.Object(line)
-	for obj.Next() {
-		v := obj.Value()
+	for obj.NextKey() {
 		switch string(obj.Key()) {
 		case "jsonrpc":
-			l.jsonrpc = v
+			l.jsonrpc = obj.Value()
 		case "id":
-			l.id = v
+			l.id = obj.Value()
 		case "method":
-			l.method = v
+			l.method = obj.Value()
 		case "params":
-			l.params = v
+			// The params of an update, which may hold a large tool output,
+			// are read in place when the method came first.
+			l.paramsRead = false
+			if string(fields.Unquoted(l.method)) == "session/update" {
+				if p, ok := obj.Object(); ok {
+					l.readParams(&p, &d.buf)
+					obj.LeaveObject(&p)
+					l.paramsRead = true
+				}
+			}
+			l.params = obj.Value()
 		case "result":
-			l.result, l.hasResult = v, true
+			l.result, l.hasResult = obj.Value(), true
 		case "error":
-			l.errorV = v
+			l.errorV = obj.Value()
 		case "sessionUpdate":
-			l.sessionUpdate = v
+			l.sessionUpdate = obj.Value()
 		case "stopReason":
-			l.stopReason = v
+			l.stopReason = obj.Value()
 		case "type":
-			l.typ = v
+			l.typ = obj.Value()
 		}
 	}
 	if !obj.Complete() {
 		return append(dst, fields.Raw(line))
 	}
-	method := fields.Str(l.method)
+	method := string(fields.Unquoted(l.method))
 	switch {
 	case method != "" && len(l.id) > 0:
 		if method == "session/request_permission" {
@@ -122,20 +157,16 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 		// fs/*, terminal/* and the client's own requests: nothing of ours.
 		return append(dst, fields.Raw(line))
 	case method == "session/update":
-		var u, sessionID []byte
-		obj, _ := jsonscan.Object(l.params)
-		for obj.Next() {
-			switch string(obj.Key()) {
-			case "update":
-				u = obj.Value()
-			case "sessionId":
-				sessionID = obj.Value()
+		if !l.paramsRead {
+			if p, ok := jsonscan.Object(l.params); ok {
+				l.readParams(&p, &d.buf)
 			}
 		}
+		u := l.update
 		if len(u) == 0 || u[0] != '{' {
 			return append(dst, fields.Raw(line))
 		}
-		return d.update(dst, line, u, sessionID)
+		return d.update(dst, line, &l.up, l.sessionID)
 	case method != "":
 		return append(dst, fields.Raw(line))
 	case l.hasResult && len(l.id) > 0:
@@ -144,7 +175,9 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 		return d.errorResponse(dst, line, l.errorV)
 	case len(l.typ) == 0 && len(l.sessionUpdate) > 0:
 		// A bare update object, as some logs print them.
-		return d.update(dst, line, line, nil)
+		var up updateOf
+		up.parse(line)
+		return d.update(dst, line, &up, nil)
 	case len(l.typ) == 0 && len(l.jsonrpc) == 0 && fields.Str(l.stopReason) != "":
 		// A bare prompt response.
 		return d.promptResult(dst, line)

@@ -15,11 +15,48 @@ type updateOf struct {
 	kind, content, messageID, toolCallID, toolKind, title, rawInput, rawOutput []byte
 	status, meta, entries, commands, modeID, currentModeID, configOptions      []byte
 	used, size, cost                                                           []byte
+
+	ct contentOf // the content's text, when it was an array read in place
+
+	block                bool   // the content was an object read in place
+	blockType, blockBody []byte // its type and text
 }
 
 func (u *updateOf) parse(v []byte) {
 	obj, _ := jsonscan.Object(v)
-	for obj.Next() {
+	u.read(&obj, nil)
+}
+
+// read reads the members of an update object from its iterator, scanning
+// each value once. With a scratch buffer buf, a content array is read in
+// place and its text kept.
+func (u *updateOf) read(obj *jsonscan.Obj, buf *[]byte) {
+	for obj.NextKey() {
+		if buf != nil && string(obj.Key()) == "content" {
+			u.ct = contentOf{}
+			u.block, u.blockType, u.blockBody = false, nil, nil
+			if arr, ok := obj.Array(); ok {
+				c := &u.ct
+				c.text, c.truncated, c.chars, c.hasDiff = contentArr(&arr, buf)
+				obj.LeaveArray(&arr)
+				c.done = true
+			} else if b, ok := obj.Object(); ok {
+				// A chunk's content block: its type and text, as
+				// blockText reads them.
+				for b.NextKey() {
+					switch string(b.Key()) {
+					case "type":
+						u.blockType = b.Value()
+					case "text":
+						u.blockBody = b.Value()
+					}
+				}
+				obj.LeaveObject(&b)
+				u.block = true
+			}
+			u.content = obj.Value()
+			continue
+		}
 		val := obj.Value()
 		switch string(obj.Key()) {
 		case "sessionUpdate":
@@ -63,14 +100,11 @@ func (u *updateOf) parse(v []byte) {
 }
 
 // update maps one session/update (v is its "update" object).
-func (d *Decoder) update(dst []agentstream.Event, line, v, sessionID []byte) []agentstream.Event {
+func (d *Decoder) update(dst []agentstream.Event, line []byte, u *updateOf, sessionID []byte) []agentstream.Event {
 	if !d.started {
 		dst = d.ensureStarted(dst, fields.Str(sessionID))
 	}
 	replay := d.replay
-	var up updateOf
-	up.parse(v)
-	u := &up
 	kind := string(unquote(u.kind))
 	switch kind {
 	case "user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan":
@@ -161,7 +195,12 @@ func (d *Decoder) chunk(dst []agentstream.Event, kind int, u *updateOf, replay b
 	if len(id) > 0 && string(id) != d.openID {
 		d.openID = string(id)
 	}
-	s := blockText(u.content)
+	var s string
+	if u.block && string(unquote(u.blockType)) == "text" {
+		s = fields.Str(u.blockBody)
+	} else {
+		s = blockText(u.content)
+	}
 	if s == "" || d.text.Whole(s) {
 		return dst
 	}
@@ -294,7 +333,7 @@ func (d *Decoder) toolUpdate(dst []agentstream.Event, u *updateOf) []agentstream
 		t.done = true
 		r := &agentstream.ToolResult{CallID: id, Name: t.name(), IsError: status == "failed"}
 		var hasDiff bool
-		r.Output, r.Truncated, r.Characters, hasDiff = contentText(content)
+		r.Output, r.Truncated, r.Characters, hasDiff = u.contentText(&d.buf)
 		if r.Characters == 0 {
 			r.Output, r.Truncated, r.Characters = rawOutput(u.rawOutput)
 		}
@@ -303,12 +342,12 @@ func (d *Decoder) toolUpdate(dst []agentstream.Event, u *updateOf) []agentstream
 		}
 		dst = append(dst, agentstream.E(r))
 		if !r.IsError && hasDiff {
-			if fc := diffs(id, content); fc != nil {
+			if fc := diffs(id, content, &d.dbuf); fc != nil {
 				dst = append(dst, agentstream.E(fc))
 			}
 		}
 	default:
-		if s, trunc, n, _ := contentText(content); n > 0 {
+		if s, trunc, n, _ := u.contentText(&d.buf); n > 0 {
 			dst = append(dst, agentstream.E(&agentstream.ToolOutput{CallID: id, Channel: "stdout", Text: s, Truncated: trunc}))
 		}
 		if s, trunc, n := fields.Text(jsonscan.GetPath(meta, "terminal_output", "data")); n > 0 {
@@ -321,23 +360,65 @@ func (d *Decoder) toolUpdate(dst []agentstream.Event, u *updateOf) []agentstream
 // contentText joins the text of a tool call's content blocks
 // ({type:"content", content: ContentBlock}), and reports whether the list
 // holds diffs; diffs and terminals have their own events.
-func contentText(content []byte) (text string, truncated bool, chars int64, hasDiff bool) {
+func contentText(content []byte, buf *[]byte) (text string, truncated bool, chars int64, hasDiff bool) {
 	arr, ok := jsonscan.Array(content)
 	if !ok {
 		return "", false, 0, false
 	}
+	return contentArr(&arr, buf)
+}
+
+// contentOf is contentText's result, computed while an update is read.
+type contentOf struct {
+	done      bool
+	text      string
+	truncated bool
+	chars     int64
+	hasDiff   bool
+}
+
+// contentText returns the text of the update's content: as computed in
+// place when it was, else from the raw value.
+func (u *updateOf) contentText(buf *[]byte) (string, bool, int64, bool) {
+	if c := &u.ct; c.done {
+		return c.text, c.truncated, c.chars, c.hasDiff
+	}
+	return contentText(u.content, buf)
+}
+
+// contentArr is contentText for the array arr iterates, read in one pass.
+func contentArr(arr *jsonscan.Arr, buf *[]byte) (text string, truncated bool, chars int64, hasDiff bool) {
 	var parts []string
-	for arr.Next() {
-		var typ, inner []byte
-		obj, _ := jsonscan.Object(arr.Value())
-		for obj.Next() {
+	single, singleTrunc := false, false // parts is one text clipped by clipText
+	for arr.NextElem() {
+		var typ, inner, btyp, btext []byte
+		obj, ok := arr.Object()
+		if !ok {
+			arr.Value()
+			continue
+		}
+		// One pass over the element: the inner block is read in place.
+		for obj.NextKey() {
 			switch string(obj.Key()) {
 			case "type":
 				typ = obj.Value()
 			case "content":
+				btyp, btext = nil, nil
+				if in, ok := obj.Object(); ok {
+					for in.NextKey() {
+						switch string(in.Key()) {
+						case "type":
+							btyp = in.Value()
+						case "text":
+							btext = in.Value()
+						}
+					}
+					obj.LeaveObject(&in)
+				}
 				inner = obj.Value()
 			}
 		}
+		arr.LeaveObject(&obj)
 		switch string(unquote(typ)) {
 		case "diff":
 			hasDiff = true
@@ -346,20 +427,12 @@ func contentText(content []byte) (text string, truncated bool, chars int64, hasD
 		default:
 			continue
 		}
-		var btyp, btext []byte
-		obj, _ = jsonscan.Object(inner)
-		for obj.Next() {
-			switch string(obj.Key()) {
-			case "type":
-				btyp = obj.Value()
-			case "text":
-				btext = obj.Value()
-			}
-		}
 		var s string
 		var n int64
+		clipped, trunc := false, false
 		if string(unquote(btyp)) == "text" {
-			s, _, n = fields.Text(btext)
+			s, trunc, n = clipText(buf, btext)
+			clipped = true
 		} else {
 			s = blockText(inner)
 			n = int64(agentstream.CountChars(s))
@@ -367,11 +440,17 @@ func contentText(content []byte) (text string, truncated bool, chars int64, hasD
 		if n == 0 {
 			continue
 		}
+		single, singleTrunc = clipped && len(parts) == 0, trunc
 		parts = append(parts, s)
 		chars += n
 	}
 	if len(parts) == 0 {
 		return "", false, 0, hasDiff
+	}
+	if single && len(parts) == 1 {
+		// One text, decoded and clipped to MaxText code points: joining
+		// and clipping it again changes nothing.
+		return parts[0], singleTrunc, chars, hasDiff
 	}
 	chars += int64(len(parts) - 1)
 	text, truncated = agentstream.Clip(strings.Join(parts, "\n"), agentstream.MaxText)
@@ -396,27 +475,44 @@ func rawOutput(v []byte) (string, bool, int64) {
 }
 
 // diffs returns the file.change of a call's diff contents, or nil.
-func diffs(callID string, content []byte) *agentstream.FileChange {
+func diffs(callID string, content []byte, bufs *[2][]byte) *agentstream.FileChange {
 	arr, ok := jsonscan.Array(content)
 	if !ok {
 		return nil
 	}
 	var fc *agentstream.FileChange
-	for arr.Next() {
-		c := arr.Value()
-		if fields.Str(jsonscan.Get(c, "type")) != "diff" {
+	for arr.NextElem() {
+		var typ, pathV, oldV, newV []byte
+		obj, ok := arr.Object()
+		if !ok {
+			arr.Value()
+			continue
+		}
+		for obj.NextKey() {
+			switch {
+			case obj.KeyIs("type"):
+				typ = obj.Value()
+			case obj.KeyIs("path"):
+				pathV = obj.Value()
+			case obj.KeyIs("oldText"):
+				oldV = obj.Value()
+			case obj.KeyIs("newText"):
+				newV = obj.Value()
+			}
+		}
+		arr.LeaveObject(&obj)
+		if string(fields.Unquoted(typ)) != "diff" {
 			continue
 		}
 		if fc == nil {
 			fc = &agentstream.FileChange{CallID: callID, Changes: []agentstream.FileChangeItem{}}
 		}
-		path := fields.Str(jsonscan.Get(c, "path"))
-		oldV := jsonscan.Get(c, "oldText")
+		path := fields.Str(pathV)
 		item := agentstream.FileChangeItem{Path: path, Kind: agentstream.ChangeModify}
 		if len(oldV) == 0 || jsonscan.IsNull(oldV) {
 			item.Kind = agentstream.ChangeAdd
 		}
-		diff, trunc := unifiedDiff(path, fields.Str(oldV), fields.Str(jsonscan.Get(c, "newText")), item.Kind == agentstream.ChangeAdd)
+		diff, trunc := unifiedDiff(path, strBytes(&bufs[0], oldV), strBytes(&bufs[1], newV), item.Kind == agentstream.ChangeAdd)
 		item.Diff = diff
 		fc.Truncated = fc.Truncated || trunc
 		fc.Changes = append(fc.Changes, item)
@@ -435,5 +531,33 @@ func unquote(v []byte) []byte {
 		return v[1 : len(v)-1]
 	}
 	out, _ := jsonscan.AppendString(nil, v)
+	return out
+}
+
+// clipText is fields.Text decoding into the scratch buffer buf, so that a
+// large output costs one allocation, the string kept.
+func clipText(buf *[]byte, v []byte) (text string, truncated bool, chars int64) {
+	if len(v) == 0 || v[0] != '"' {
+		return "", false, 0
+	}
+	out, total, trunc, ok := jsonscan.AppendStringClip((*buf)[:0], v, agentstream.MaxText)
+	if !ok {
+		return "", false, 0
+	}
+	*buf = out[:0]
+	return string(out), trunc, int64(total)
+}
+
+// strBytes is fields.Str decoding into the scratch buffer buf: the decoded
+// bytes, valid until buf is used again.
+func strBytes(buf *[]byte, v []byte) []byte {
+	if len(v) == 0 || v[0] != '"' {
+		return nil
+	}
+	out, ok := jsonscan.AppendString((*buf)[:0], v)
+	if !ok {
+		return nil
+	}
+	*buf = out[:0]
 	return out
 }

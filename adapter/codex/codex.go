@@ -28,6 +28,8 @@ type Decoder struct {
 	spawned map[string]string
 	ended   map[string]bool
 
+	buf []byte // scratch for decoding outputs
+
 	// Legacy stream state.
 	model     string
 	calls     map[string]string // call_id -> tool name
@@ -56,6 +58,10 @@ type line struct {
 	questions, id                                          []byte
 	config                                                 bool // a key of the legacy config summary
 	others                                                 bool // any other key
+
+	itemRead bool   // the item was read in place
+	it       itemOf // the item's members, when read
+	itemType []byte // its item_type
 }
 
 // Decode appends the events of one line to dst.
@@ -72,17 +78,28 @@ func (d *Decoder) Decode(dst []agentstream.Event, raw []byte) []agentstream.Even
 	}
 	var l line
 	obj, _ := jsonscan.Object(raw)
-	for obj.Next() {
+	// One pass over the line: the item, which may hold a large output, is
+	// read in place.
+	for obj.NextKey() {
+		key := obj.Key()
+		if string(key) == "item" {
+			l.itemRead = false
+			if o, ok := obj.Object(); ok {
+				l.it, l.itemType = readItem(&o)
+				obj.LeaveObject(&o)
+				l.itemRead = true
+			}
+			l.item = obj.Value()
+			continue
+		}
 		v := obj.Value()
-		switch string(obj.Key()) {
+		switch string(key) {
 		case "type":
 			l.typ = v
 		case "thread_id":
 			l.threadID = v
 		case "session_id":
 			l.sessionID = v
-		case "item":
-			l.item = v
 		case "usage":
 			l.usage = v
 		case "error":
@@ -140,7 +157,7 @@ func (d *Decoder) End(dst []agentstream.Event) []agentstream.Event { return dst 
 
 // event maps a line of `codex exec --json`, current or transitional.
 func (d *Decoder) event(dst []agentstream.Event, raw []byte, l *line) []agentstream.Event {
-	switch fields.Str(l.typ) {
+	switch string(fields.Unquoted(l.typ)) {
 	case "thread.started":
 		return append(dst, agentstream.E(&agentstream.SessionStarted{Harness: Harness, SessionID: fields.Str(l.threadID)}))
 	case "session.created":
@@ -172,11 +189,11 @@ func (d *Decoder) event(dst []agentstream.Event, raw []byte, l *line) []agentstr
 		}
 		return append(dst, agentstream.E(notice(msg)))
 	case "item.started":
-		return d.item(dst, raw, l.item, phaseStarted)
+		return d.item(dst, raw, l, phaseStarted)
 	case "item.updated":
-		return d.item(dst, raw, l.item, phaseUpdated)
+		return d.item(dst, raw, l, phaseUpdated)
 	case "item.completed":
-		return d.item(dst, raw, l.item, phaseCompleted)
+		return d.item(dst, raw, l, phaseCompleted)
 	case "item.plan.delta":
 		if s := fields.Str(l.delta); s != "" {
 			return append(dst, agentstream.E(&agentstream.MessageDelta{Role: agentstream.RoleAssistant, Text: s}))

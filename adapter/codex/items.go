@@ -30,15 +30,9 @@ const (
 	nameWebSearch = "web_search"
 )
 
-// item maps item.started, item.updated and item.completed.
-func (d *Decoder) item(dst []agentstream.Event, raw, v []byte, phase int) []agentstream.Event {
-	var it itemOf
-	var itemType []byte
-	obj, ok := jsonscan.Object(v)
-	if !ok {
-		return append(dst, fields.Raw(raw))
-	}
-	for obj.Next() {
+// readItem reads an item's members in one pass, from its iterator.
+func readItem(obj *jsonscan.Obj) (it itemOf, itemType []byte) {
+	for obj.NextKey() {
 		v := obj.Value()
 		switch string(obj.Key()) {
 		case "id":
@@ -85,6 +79,19 @@ func (d *Decoder) item(dst []agentstream.Event, raw, v []byte, phase int) []agen
 			it.message = v
 		}
 	}
+	return it, itemType
+}
+
+// item maps item.started, item.updated and item.completed.
+func (d *Decoder) item(dst []agentstream.Event, raw []byte, l *line, phase int) []agentstream.Event {
+	if !l.itemRead {
+		obj, ok := jsonscan.Object(l.item)
+		if !ok {
+			return append(dst, fields.Raw(raw))
+		}
+		l.it, l.itemType = readItem(&obj)
+	}
+	it, itemType := &l.it, l.itemType
 	typ := fields.Str(it.typ)
 	if typ == "" {
 		typ = fields.Str(itemType)
@@ -95,7 +102,7 @@ func (d *Decoder) item(dst []agentstream.Event, raw, v []byte, phase int) []agen
 		if phase != phaseCompleted {
 			return dst
 		}
-		text, trunc, n := fields.Text(it.text)
+		text, trunc, n := clipText(&d.buf, it.text)
 		if n == 0 {
 			return dst
 		}
@@ -105,7 +112,7 @@ func (d *Decoder) item(dst []agentstream.Event, raw, v []byte, phase int) []agen
 		if phase != phaseCompleted {
 			return dst
 		}
-		text, trunc, n := fields.Text(it.text)
+		text, trunc, n := clipText(&d.buf, it.text)
 		if n == 0 {
 			return dst
 		}
@@ -124,7 +131,7 @@ func (d *Decoder) item(dst []agentstream.Event, raw, v []byte, phase int) []agen
 		msg, _, _ := fields.Text(it.message)
 		return append(dst, agentstream.E(&agentstream.Warning{Message: msg}))
 	case "command_execution", "file_change", "mcp_tool_call", "web_search", "collab_tool_call":
-		return d.toolItem(dst, typ, id, &it, phase)
+		return d.toolItem(dst, typ, id, it, phase)
 	}
 	return append(dst, fields.Raw(raw))
 }
@@ -192,7 +199,7 @@ func (d *Decoder) toolItem(dst []agentstream.Event, typ, id string, it *itemOf, 
 	r := &agentstream.ToolResult{CallID: id, Name: name, IsError: status == "failed" || status == "declined"}
 	switch typ {
 	case "command_execution":
-		r.Output, r.Truncated, r.Characters = fields.Text(it.output)
+		r.Output, r.Truncated, r.Characters = clipText(&d.buf, it.output)
 		r.ExitCode = fields.Int(it.exitCode)
 		if r.ExitCode != nil && *r.ExitCode != 0 {
 			r.IsError = true
@@ -217,7 +224,7 @@ func (d *Decoder) toolItem(dst []agentstream.Event, typ, id string, it *itemOf, 
 			r.Output, r.Truncated = agentstream.Clip(msg, agentstream.MaxText)
 			r.Characters = int64(agentstream.CountChars(msg))
 		} else {
-			r.Output, r.Truncated, r.Characters = mcpContent(it.result)
+			r.Output, r.Truncated, r.Characters = mcpContent(it.result, &d.buf)
 		}
 	case "collab_tool_call":
 		out := collabOutput(it.states)
@@ -422,32 +429,68 @@ func changesOf(callID string, changes []byte) (*agentstream.FileChange, string) 
 
 // mcpContent joins the text blocks of an MCP result, or gives its
 // structured content as JSON when it has no text.
-func mcpContent(result []byte) (string, bool, int64) {
+func mcpContent(result []byte, buf *[]byte) (string, bool, int64) {
 	var parts []string
 	var chars int64
-	arr, _ := jsonscan.Array(jsonscan.Get(result, "content"))
-	for arr.Next() {
-		b := arr.Value()
-		switch fields.Str(jsonscan.Get(b, "type")) {
-		case "text", "":
-			t, _, n := fields.Text(jsonscan.Get(b, "text"))
-			if n == 0 {
+	// The last content member is the one read, as jsonscan.Get finds it;
+	// each is read in one pass.
+	single := false // parts is one text, clipped as the result needs
+	var singleTrunc bool
+	if obj, ok := jsonscan.Object(result); ok {
+		for obj.NextKey() {
+			if !obj.KeyIs("content") {
 				continue
 			}
-			parts = append(parts, t)
-			chars += n
-		case "image":
-			s := "[image: " + fields.Str(firstOf(b, "mimeType", "mime_type")) + "]"
-			parts = append(parts, s)
-			chars += int64(agentstream.CountChars(s))
-		case "resource", "resource_link":
-			s := "[resource: " + fields.Str(firstOf(b, "uri", "name")) + "]"
-			if r := jsonscan.Get(b, "resource"); len(r) > 0 {
-				s = "[resource: " + fields.Str(jsonscan.Get(r, "uri")) + "]"
+			parts, chars, single = parts[:0], 0, false
+			arr, ok := obj.Array()
+			if !ok {
+				continue
 			}
-			parts = append(parts, s)
-			chars += int64(agentstream.CountChars(s))
+			for arr.NextElem() {
+				var typ, text []byte
+				if e, ok := arr.Object(); ok {
+					for e.NextKey() {
+						switch {
+						case e.KeyIs("type"):
+							typ = e.Value()
+						case e.KeyIs("text"):
+							text = e.Value()
+						}
+					}
+					arr.LeaveObject(&e)
+				}
+				b := arr.Value()
+				switch string(fields.Unquoted(typ)) {
+				case "text", "":
+					t, trunc, n := clipText(buf, text)
+					if n == 0 {
+						continue
+					}
+					single, singleTrunc = len(parts) == 0, trunc
+					parts = append(parts, t)
+					chars += n
+				case "image":
+					s := "[image: " + fields.Str(firstOf(b, "mimeType", "mime_type")) + "]"
+					single = false
+					parts = append(parts, s)
+					chars += int64(agentstream.CountChars(s))
+				case "resource", "resource_link":
+					s := "[resource: " + fields.Str(firstOf(b, "uri", "name")) + "]"
+					if r := jsonscan.Get(b, "resource"); len(r) > 0 {
+						s = "[resource: " + fields.Str(jsonscan.Get(r, "uri")) + "]"
+					}
+					single = false
+					parts = append(parts, s)
+					chars += int64(agentstream.CountChars(s))
+				}
+			}
+			obj.LeaveArray(&arr)
 		}
+	}
+	if single && len(parts) == 1 {
+		// One text, decoded and clipped to MaxText code points: joining
+		// and clipping it again changes nothing.
+		return parts[0], singleTrunc, chars
 	}
 	if len(parts) == 0 {
 		sc := firstOf(result, "structured_content", "structuredContent")
@@ -543,4 +586,18 @@ func (d *Decoder) collabDone(dst []agentstream.Event, states []byte) []agentstre
 		dst = append(dst, agentstream.E(&agentstream.Subagent{ID: thread, CallID: d.spawned[thread], Status: sub}))
 	}
 	return dst
+}
+
+// clipText is fields.Text decoding into the scratch buffer buf, so that a
+// large output costs one allocation, the string kept.
+func clipText(buf *[]byte, v []byte) (text string, truncated bool, chars int64) {
+	if len(v) == 0 || v[0] != '"' {
+		return "", false, 0
+	}
+	out, total, trunc, ok := jsonscan.AppendStringClip((*buf)[:0], v, agentstream.MaxText)
+	if !ok {
+		return "", false, 0
+	}
+	*buf = out[:0]
+	return string(out), trunc, int64(total)
 }

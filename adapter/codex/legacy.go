@@ -180,7 +180,7 @@ func (d *Decoder) legacy(dst []agentstream.Event, raw, v []byte) []agentstream.E
 			}
 		} else {
 			r.IsError = fields.Bool(firstOf(res, "isError", "is_error"))
-			r.Output, r.Truncated, r.Characters = mcpContent(res)
+			r.Output, r.Truncated, r.Characters = mcpContent(res, &d.buf)
 		}
 		return append(dst, agentstream.E(r))
 	case "web_search_begin":

@@ -29,7 +29,8 @@ type Decoder struct {
 	lastText  string          // the latest assistant message, for session.ended
 	task      string          // the summary of session.task_complete
 	turn      int64
-	active    bool // events other than a turn's end since the last result
+	active    bool   // events other than a turn's end since the last result
+	buf       []byte // scratch for decoding tool outputs
 }
 
 // call is what the decoder keeps of a tool call until its result.
@@ -49,6 +50,43 @@ func NewDecoder() *Decoder {
 // lineOf is what a line's top level holds, as raw JSON values.
 type lineOf struct {
 	typ, data, id, timestamp, sessionID, exitCode, usage []byte
+
+	resultRead bool // the data of tool.execution_complete was read in place
+	res        resultOf
+}
+
+// resultOf is what tool.execution_complete's data holds, read in place.
+type resultOf struct {
+	id, success, result, errV, toolName []byte
+	content                             []byte // result.content, when result is an object
+}
+
+// readResult reads the members of tool.execution_complete's data in one
+// pass, descending into the result object in place.
+func readResult(o *jsonscan.Obj, r *resultOf) {
+	for o.NextKey() {
+		switch string(o.Key()) {
+		case "toolCallId":
+			r.id = o.Value()
+		case "success":
+			r.success = o.Value()
+		case "result":
+			r.content = nil
+			if ro, ok := o.Object(); ok {
+				for ro.NextKey() {
+					if ro.KeyIs("content") {
+						r.content = ro.Value()
+					}
+				}
+				o.LeaveObject(&ro)
+			}
+			r.result = o.Value()
+		case "error":
+			r.errV = o.Value()
+		case "toolName":
+			r.toolName = o.Value()
+		}
+	}
 }
 
 // Decode appends the events of one line to dst.
@@ -66,23 +104,33 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 	}
 	var l lineOf
 	obj, _ := jsonscan.Object(line)
-	for obj.Next() {
-		v := obj.Value()
+	for obj.NextKey() {
 		switch string(obj.Key()) {
 		case "type":
-			l.typ = v
+			l.typ = obj.Value()
 		case "data":
-			l.data = v
+			// The data of a tool result, the large line, is read in place
+			// when its type came first.
+			l.resultRead = false
+			if string(fields.Unquoted(l.typ)) == "tool.execution_complete" {
+				if o, ok := obj.Object(); ok {
+					l.res = resultOf{}
+					readResult(&o, &l.res)
+					obj.LeaveObject(&o)
+					l.resultRead = true
+				}
+			}
+			l.data = obj.Value()
 		case "id":
-			l.id = v
+			l.id = obj.Value()
 		case "timestamp":
-			l.timestamp = v
+			l.timestamp = obj.Value()
 		case "sessionId":
-			l.sessionID = v
+			l.sessionID = obj.Value()
 		case "exitCode":
-			l.exitCode = v
+			l.exitCode = obj.Value()
 		case "usage":
-			l.usage = v
+			l.usage = obj.Value()
 		}
 	}
 	if !obj.Complete() {
@@ -224,7 +272,13 @@ func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, typ string, l *
 		}
 		return append(dst, agentstream.E(&agentstream.ToolOutput{CallID: str("toolCallId"), Channel: "stdout", Text: s, Truncated: trunc}))
 	case "tool.execution_complete":
-		return d.toolResult(dst, data)
+		if !l.resultRead {
+			l.res = resultOf{}
+			if o, ok := jsonscan.Object(data); ok {
+				readResult(&o, &l.res)
+			}
+		}
+		return d.toolResult(dst, &l.res)
 	case "result":
 		return d.result(dst, l)
 	}
@@ -341,24 +395,8 @@ func (d *Decoder) toolCall(dst []agentstream.Event, id, name string, args []byte
 // toolResult maps tool.execution_complete: tool.result, plus tool.denied
 // when the CLI's permission policy refused the call, and file.change for a
 // file tool that succeeded.
-func (d *Decoder) toolResult(dst []agentstream.Event, data []byte) []agentstream.Event {
-	var id, success, result, errV, toolName []byte
-	obj, _ := jsonscan.Object(data)
-	for obj.Next() {
-		v := obj.Value()
-		switch string(obj.Key()) {
-		case "toolCallId":
-			id = v
-		case "success":
-			success = v
-		case "result":
-			result = v
-		case "error":
-			errV = v
-		case "toolName":
-			toolName = v
-		}
-	}
+func (d *Decoder) toolResult(dst []agentstream.Event, res *resultOf) []agentstream.Event {
+	id, success, result, errV, toolName := res.id, res.success, res.result, res.errV, res.toolName
 	callID := fields.Str(id)
 	c, ok := d.calls[callID]
 	if !ok || !c.announced {
@@ -370,9 +408,9 @@ func (d *Decoder) toolResult(dst []agentstream.Event, data []byte) []agentstream
 	r := &agentstream.ToolResult{CallID: callID, Name: c.name, IsError: !ok}
 	switch {
 	case len(result) > 0 && result[0] == '"':
-		r.Output, r.Truncated, r.Characters = fields.Text(result)
+		r.Output, r.Truncated, r.Characters = clipText(&d.buf, result)
 	case len(result) > 0 && result[0] == '{':
-		r.Output, r.Truncated, r.Characters = fields.Text(jsonscan.Get(result, "content"))
+		r.Output, r.Truncated, r.Characters = clipText(&d.buf, res.content)
 	}
 	msg, code := errV, []byte(nil)
 	if len(errV) > 0 && errV[0] == '{' {
@@ -496,4 +534,18 @@ func unquote(v []byte) []byte {
 	}
 	out, _ := jsonscan.AppendString(nil, v)
 	return out
+}
+
+// clipText is fields.Text decoding into the scratch buffer buf, so that a
+// large output costs one allocation, the string kept.
+func clipText(buf *[]byte, v []byte) (text string, truncated bool, chars int64) {
+	if len(v) == 0 || v[0] != '"' {
+		return "", false, 0
+	}
+	out, total, trunc, ok := jsonscan.AppendStringClip((*buf)[:0], v, agentstream.MaxText)
+	if !ok {
+		return "", false, 0
+	}
+	*buf = out[:0]
+	return string(out), trunc, int64(total)
 }

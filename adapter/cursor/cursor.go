@@ -30,7 +30,8 @@ type Decoder struct {
 	copySize int
 	copyHash uint64
 	turn     int64
-	active   bool // events other than a turn's end since the last result
+	active   bool   // events other than a turn's end since the last result
+	buf      []byte // scratch for decoding tool outputs
 }
 
 var _ agentstream.Decoder = (*Decoder)(nil)
@@ -44,6 +45,12 @@ func NewDecoder() *Decoder {
 type lineOf struct {
 	typ, subtype, sessionID, message, toolCall, callID, timestampMs []byte
 	text, result, isError, durationMs, usage                        []byte
+
+	msgRead bool   // the message was read in place
+	msgText string // its content's text
+	msgOK   bool   // its content was a string or an array
+	tcRead  bool   // the tool call was read in place
+	tc      toolCall
 }
 
 // Decode appends the events of one line to dst.
@@ -61,33 +68,52 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 	}
 	var l lineOf
 	obj, _ := jsonscan.Object(line)
-	for obj.Next() {
-		v := obj.Value()
+	// One pass over the line: a message's content and a tool call, which
+	// may hold a large output, are read in place when the line's type came
+	// first.
+	for obj.NextKey() {
 		switch string(obj.Key()) {
 		case "type":
-			l.typ = v
+			l.typ = obj.Value()
 		case "subtype":
-			l.subtype = v
+			l.subtype = obj.Value()
 		case "session_id":
-			l.sessionID = v
+			l.sessionID = obj.Value()
 		case "message":
-			l.message = v
+			l.msgRead = false
+			switch string(fields.Unquoted(l.typ)) {
+			case "user", "assistant":
+				if m, ok := obj.Object(); ok {
+					l.msgText, l.msgOK = readContent(&m)
+					obj.LeaveObject(&m)
+					l.msgRead = true
+				}
+			}
+			l.message = obj.Value()
 		case "tool_call":
-			l.toolCall = v
+			l.tcRead = false
+			if string(fields.Unquoted(l.typ)) == "tool_call" {
+				if o, ok := obj.Object(); ok {
+					l.tc = readToolCall(&o)
+					obj.LeaveObject(&o)
+					l.tcRead = true
+				}
+			}
+			l.toolCall = obj.Value()
 		case "call_id":
-			l.callID = v
+			l.callID = obj.Value()
 		case "timestamp_ms":
-			l.timestampMs = v
+			l.timestampMs = obj.Value()
 		case "text":
-			l.text = v
+			l.text = obj.Value()
 		case "result":
-			l.result = v
+			l.result = obj.Value()
 		case "is_error":
-			l.isError = v
+			l.isError = obj.Value()
 		case "duration_ms":
-			l.durationMs = v
+			l.durationMs = obj.Value()
 		case "usage":
-			l.usage = v
+			l.usage = obj.Value()
 		}
 	}
 	if !obj.Complete() {
@@ -95,14 +121,14 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 		return append(dst, fields.Raw(line))
 	}
 	t := epochMillis(l.timestampMs)
-	typ := fields.Str(l.typ)
+	typ := string(fields.Unquoted(l.typ))
 	flushed := len(dst)
 	dst = d.flush(dst, typ)
 	d.observe(dst[flushed:])
 	start := len(dst)
 	switch typ {
 	case "system":
-		if fields.Str(l.subtype) == "init" {
+		if string(fields.Unquoted(l.subtype)) == "init" {
 			dst = d.initLine(dst, line, &l)
 		} else {
 			dst = append(dst, fields.Raw(line))
@@ -223,29 +249,66 @@ func (d *Decoder) initLine(dst []agentstream.Event, line []byte, l *lineOf) []ag
 // contentText joins the text blocks of a message's content (an array of
 // {type:"text",text} blocks, or a plain string).
 func contentText(message []byte) (string, bool) {
-	content := jsonscan.Get(message, "content")
-	if len(content) > 0 && content[0] == '"' {
-		return fields.Str(content), true
-	}
-	arr, ok := jsonscan.Array(content)
+	m, ok := jsonscan.Object(message)
 	if !ok {
 		return "", false
 	}
+	return readContent(&m)
+}
+
+// readContent is contentText reading the message from its iterator in one
+// pass: each content seen replaces the one before it.
+func readContent(m *jsonscan.Obj) (text string, ok bool) {
+	for m.NextKey() {
+		if !m.KeyIs("content") {
+			continue
+		}
+		text, ok = "", false
+		arr, isArr := m.Array()
+		if !isArr {
+			if v := m.Value(); len(v) > 0 && v[0] == '"' {
+				text, ok = fields.Str(v), true
+			}
+			continue
+		}
+		text, ok = arrayText(&arr), true
+		m.LeaveArray(&arr)
+	}
+	return text, ok
+}
+
+// arrayText joins the text of the {type:"text",text} blocks of a content
+// array, read in one pass.
+func arrayText(arr *jsonscan.Arr) string {
 	var parts []string
-	for arr.Next() {
-		b := arr.Value()
-		if fields.Str(jsonscan.Get(b, "type")) == "text" {
-			parts = append(parts, fields.Str(jsonscan.Get(b, "text")))
+	for arr.NextElem() {
+		b, ok := arr.Object()
+		if !ok {
+			arr.Value()
+			continue
+		}
+		var typ, text []byte
+		for b.NextKey() {
+			switch {
+			case b.KeyIs("type"):
+				typ = b.Value()
+			case b.KeyIs("text"):
+				text = b.Value()
+			}
+		}
+		arr.LeaveObject(&b)
+		if string(fields.Unquoted(typ)) == "text" {
+			parts = append(parts, fields.Str(text))
 		}
 	}
 	if len(parts) == 1 {
-		return parts[0], true
+		return parts[0]
 	}
-	return strings.Join(parts, ""), true
+	return strings.Join(parts, "")
 }
 
 func (d *Decoder) user(dst []agentstream.Event, line []byte, l *lineOf) []agentstream.Event {
-	s, ok := contentText(l.message)
+	s, ok := l.content()
 	if !ok {
 		return append(dst, fields.Raw(line))
 	}
@@ -262,7 +325,7 @@ func (d *Decoder) user(dst []agentstream.Event, line []byte, l *lineOf) []agents
 // copy of the whole message: that copy completes the message and is not
 // counted twice.
 func (d *Decoder) assistant(dst []agentstream.Event, line []byte, l *lineOf, t time.Time) []agentstream.Event {
-	s, ok := contentText(l.message)
+	s, ok := l.content()
 	if !ok {
 		return append(dst, fields.Raw(line))
 	}
@@ -290,10 +353,18 @@ func (d *Decoder) assistant(dst []agentstream.Event, line []byte, l *lineOf, t t
 	return append(dst, agentstream.E(&agentstream.MessageDelta{Role: agentstream.RoleAssistant, Text: delta}))
 }
 
+// content is the text of the line's message content.
+func (l *lineOf) content() (string, bool) {
+	if l.msgRead {
+		return l.msgText, l.msgOK
+	}
+	return contentText(l.message)
+}
+
 // thinking maps thinking/delta (a live delta) and thinking/completed (the
 // accumulated reasoning).
 func (d *Decoder) thinking(dst []agentstream.Event, line []byte, l *lineOf, t time.Time) []agentstream.Event {
-	switch fields.Str(l.subtype) {
+	switch string(fields.Unquoted(l.subtype)) {
 	case "delta":
 		s := fields.Str(l.text)
 		if s == "" {
@@ -315,7 +386,10 @@ func (d *Decoder) thinking(dst []agentstream.Event, line []byte, l *lineOf, t ti
 // tool.result, announcing the call first when its started line was not
 // seen.
 func (d *Decoder) toolCall(dst []agentstream.Event, line []byte, l *lineOf) []agentstream.Event {
-	tc := parseToolCall(l.toolCall)
+	tc := l.tc
+	if !l.tcRead {
+		tc = parseToolCall(l.toolCall)
+	}
 	if tc.name == "" {
 		return append(dst, fields.Raw(line))
 	}
@@ -323,7 +397,7 @@ func (d *Decoder) toolCall(dst []agentstream.Event, line []byte, l *lineOf) []ag
 	if callID == "" {
 		callID = fields.Str(jsonscan.Get(l.toolCall, "toolCallId"))
 	}
-	switch fields.Str(l.subtype) {
+	switch string(fields.Unquoted(l.subtype)) {
 	case "started":
 		if _, seen := d.calls[callID]; seen {
 			return dst
@@ -334,7 +408,7 @@ func (d *Decoder) toolCall(dst []agentstream.Event, line []byte, l *lineOf) []ag
 			dst = d.announce(dst, callID, &tc)
 		}
 		delete(d.calls, callID)
-		return append(dst, tc.results(callID)...)
+		return append(dst, tc.results(callID, &d.buf)...)
 	}
 	return append(dst, fields.Raw(line))
 }

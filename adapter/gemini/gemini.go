@@ -26,6 +26,22 @@ type Decoder struct {
 	text   strings.Builder
 	chars  int64
 	textAt time.Time
+
+	buf []byte // scratch for decoding clipped text
+}
+
+// clipText is fields.Text decoding into the decoder's scratch buffer, so
+// that a large output costs one allocation, the string kept.
+func (d *Decoder) clipText(v []byte) (text string, truncated bool, chars int64) {
+	if len(v) == 0 || v[0] != '"' {
+		return "", false, 0
+	}
+	out, total, trunc, ok := jsonscan.AppendStringClip(d.buf[:0], v, agentstream.MaxText)
+	if !ok {
+		return "", false, 0
+	}
+	d.buf = out[:0]
+	return string(out), trunc, int64(total)
 }
 
 var _ agentstream.Decoder = (*Decoder)(nil)
@@ -102,8 +118,8 @@ func (d *Decoder) Decode(dst []agentstream.Event, raw []byte) []agentstream.Even
 		return append(dst, fields.Raw(raw))
 	}
 	at := fields.Time(l.timestamp)
-	typ := fields.Str(l.typ)
-	if typ == "message" && fields.Str(l.role) == agentstream.RoleAssistant && fields.Bool(l.delta) {
+	typ := string(fields.Unquoted(l.typ))
+	if typ == "message" && string(fields.Unquoted(l.role)) == agentstream.RoleAssistant && fields.Bool(l.delta) {
 		return d.chunk(dst, &l, at)
 	}
 	dst = d.flush(dst)
@@ -122,7 +138,7 @@ func (d *Decoder) Decode(dst []agentstream.Event, raw []byte) []agentstream.Even
 		default:
 			return append(dst, fields.Raw(raw))
 		}
-		text, trunc, n := fields.Text(l.content)
+		text, trunc, n := d.clipText(l.content)
 		if n == 0 {
 			return dst
 		}
@@ -163,6 +179,7 @@ func (d *Decoder) chunk(dst []agentstream.Event, l *line, at time.Time) []agents
 	if s == "" {
 		return dst
 	}
+	whole := s
 	d.chars += int64(agentstream.CountChars(s))
 	if room := textCap - d.text.Len(); room > 0 {
 		if len(s) > room {
@@ -171,7 +188,7 @@ func (d *Decoder) chunk(dst []agentstream.Event, l *line, at time.Time) []agents
 		d.text.WriteString(s)
 	}
 	d.textAt = at
-	ev := agentstream.E(&agentstream.MessageDelta{Role: agentstream.RoleAssistant, Text: fields.Str(l.content)})
+	ev := agentstream.E(&agentstream.MessageDelta{Role: agentstream.RoleAssistant, Text: whole})
 	ev.Time = at
 	return append(dst, ev)
 }
@@ -224,7 +241,7 @@ func (d *Decoder) toolResult(dst []agentstream.Event, l *line) []agentstream.Eve
 		name = nameFromID(id)
 	}
 	r := &agentstream.ToolResult{CallID: id, Name: name, IsError: fields.Str(l.status) == "error"}
-	r.Output, r.Truncated, r.Characters = fields.Text(l.output)
+	r.Output, r.Truncated, r.Characters = d.clipText(l.output)
 	if len(l.errorV) > 0 && !jsonscan.IsNull(l.errorV) {
 		r.IsError = true
 		if r.Characters == 0 {
