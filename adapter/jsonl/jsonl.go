@@ -19,7 +19,8 @@ func NewDecoder() Decoder { return Decoder{} }
 
 // Decode lifts the type out of a line and keeps every other key as the
 // payload, exactly as written (compacted). A line whose type is missing or
-// not in the vocabulary, or whose type is raw, becomes raw with its JSON.
+// not in the vocabulary, whose type is raw, or whose payload does not read
+// as its type (a key of the wrong JSON type), becomes raw with its JSON.
 func (Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Event {
 	line = jsonscan.TrimSpace(line)
 	if len(line) == 0 {
@@ -63,6 +64,11 @@ func (Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Event 
 	payload = append(payload, '}')
 	clean, ok := jsonscan.AppendSanitized(make([]byte, 0, len(payload)), payload)
 	if !ok {
+		return append(dst, fields.Raw(line))
+	}
+	// A payload whose keys have the wrong types ("outputTokens": "") could
+	// not be read back as its type: such a line is kept as raw instead.
+	if _, err := agentstream.DecodePayload(t, clean); err != nil {
 		return append(dst, fields.Raw(line))
 	}
 	return append(dst, agentstream.E(&agentstream.Passthrough{EventType: t, JSON: clean}))

@@ -29,6 +29,7 @@ func TestSpecVector(t *testing.T) {
 		{`{ "role" : "user", "type":"message", "text":"a > b" }`, "message", `{"role":"user","text":"a > b"}`},
 		{`{"type":"nope","a":1}`, "raw", `{"reason":"unmapped","json":{"type":"nope","a":1},"text":null,"bytes":21,"truncated":false}`},
 		{`{"a":1}`, "raw", `{"reason":"unmapped","json":{"a":1},"text":null,"bytes":7,"truncated":false}`},
+		{`{"type":"usage","outputTokens":""}`, "raw", `{"reason":"unmapped","json":{"type":"usage","outputTokens":""},"text":null,"bytes":34,"truncated":false}`},
 	}
 	for _, tt := range tests {
 		evs, err := adapter.ParseStreamLine("jsonl", []byte(tt.line))
