@@ -4,16 +4,11 @@ import (
 	"bytes"
 	"flag"
 	"os"
-	"path/filepath"
-	"runtime"
-	"sync"
 	"testing"
 
 	"github.com/agentstream/agentstream"
-	"github.com/agentstream/agentstream/adapter"
 	"github.com/agentstream/agentstream/adapter/copilot"
 	"github.com/agentstream/agentstream/agentstreamtest"
-	"github.com/agentstream/agentstream/internal/workload"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -144,69 +139,4 @@ func TestCopilotPlainText(t *testing.T) {
 	if len(evs) != 1 || evs[0].Payload.(*agentstream.Raw).Reason != agentstream.RawMalformed {
 		t.Errorf("got %v", evs)
 	}
-}
-
-// TestClaims: every Copilot corpus file is claimed, and no file of another
-// harness is.
-func TestClaims(t *testing.T) {
-	files, _ := filepath.Glob(corpus + "*/*.jsonl")
-	if len(files) == 0 {
-		t.Skip("no corpus")
-	}
-	for _, f := range files {
-		lines := sample(t, f)
-		want := filepath.Base(filepath.Dir(f)) == "copilot"
-		if got := copilot.Claims(lines); got != want {
-			t.Errorf("Claims(%s) = %v, want %v", f, got, want)
-		}
-	}
-}
-
-func sample(t *testing.T, f string) [][]byte {
-	t.Helper()
-	data, err := os.ReadFile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lines [][]byte
-	for _, l := range bytes.Split(data, []byte("\n")) {
-		if l = bytes.TrimSpace(l); len(l) > 0 && len(lines) < adapter.DetectLines {
-			lines = append(lines, l)
-		}
-	}
-	return lines
-}
-
-// benchData is about 64 MB of generated copilot output, made once.
-var benchData = sync.OnceValue(func() []byte {
-	var buf bytes.Buffer
-	if err := workload.Copilot(&buf, 64<<20, 1); err != nil {
-		panic(err)
-	}
-	return buf.Bytes()
-})
-
-// BenchmarkDecode decodes every line of the generated workload with a fresh
-// decoder per run.
-func BenchmarkDecode(b *testing.B) {
-	data := benchData()
-	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	var evs []agentstream.Event
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		d := copilot.NewDecoder()
-		for _, l := range lines {
-			evs = d.Decode(evs[:0], l)
-		}
-		evs = d.End(evs[:0])
-	}
-	b.StopTimer()
-	runtime.ReadMemStats(&after)
-	n := float64(b.N) * float64(len(lines))
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/line")
-	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/line")
 }

@@ -1,19 +1,12 @@
 package cursor_test
 
 import (
-	"bytes"
 	"flag"
-	"os"
-	"path/filepath"
-	"runtime"
-	"sync"
 	"testing"
 
 	"github.com/agentstream/agentstream"
-	"github.com/agentstream/agentstream/adapter"
 	"github.com/agentstream/agentstream/adapter/cursor"
 	"github.com/agentstream/agentstream/agentstreamtest"
-	"github.com/agentstream/agentstream/internal/workload"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -196,63 +189,4 @@ func TestCursorInit(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-}
-
-// TestClaims: every Cursor corpus file is claimed, and no file of another
-// harness is.
-func TestClaims(t *testing.T) {
-	files, _ := filepath.Glob(corpus + "*/*.jsonl")
-	if len(files) == 0 {
-		t.Skip("no corpus")
-	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var lines [][]byte
-		for _, l := range bytes.Split(data, []byte("\n")) {
-			if l = bytes.TrimSpace(l); len(l) > 0 && len(lines) < adapter.DetectLines {
-				lines = append(lines, l)
-			}
-		}
-		want := filepath.Base(filepath.Dir(f)) == "cursor"
-		if got := cursor.Claims(lines); got != want {
-			t.Errorf("Claims(%s) = %v, want %v", f, got, want)
-		}
-	}
-}
-
-// benchData is about 64 MB of generated cursor output, made once.
-var benchData = sync.OnceValue(func() []byte {
-	var buf bytes.Buffer
-	if err := workload.Cursor(&buf, 64<<20, 1); err != nil {
-		panic(err)
-	}
-	return buf.Bytes()
-})
-
-// BenchmarkDecode decodes every line of the generated workload with a fresh
-// decoder per run.
-func BenchmarkDecode(b *testing.B) {
-	data := benchData()
-	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	var evs []agentstream.Event
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		d := cursor.NewDecoder()
-		for _, l := range lines {
-			evs = d.Decode(evs[:0], l)
-		}
-		evs = d.End(evs[:0])
-	}
-	b.StopTimer()
-	runtime.ReadMemStats(&after)
-	n := float64(b.N) * float64(len(lines))
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/line")
-	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/line")
 }
