@@ -161,7 +161,7 @@ func (d *Decoder) toolUse(dst []agentstream.Event, id, name string, input []byte
 	}))
 	switch name {
 	case "TodoWrite":
-		if p := todoPlan(input); p != nil {
+		if p := fields.TodoPlan(input, "content", nil); p != nil {
 			dst = append(dst, agentstream.E(p))
 		}
 	case "Agent", "Task":
@@ -181,27 +181,6 @@ func (d *Decoder) toolUse(dst []agentstream.Event, id, name string, input []byte
 		d.tools[id] = info
 	}
 	return dst
-}
-
-// todoPlan reads TodoWrite's todos as a plan.
-func todoPlan(input []byte) *agentstream.Plan {
-	arr, ok := jsonscan.Array(jsonscan.Get(input, "todos"))
-	if !ok {
-		return nil
-	}
-	p := &agentstream.Plan{Steps: []agentstream.PlanStep{}}
-	for arr.Next() {
-		e := arr.Value()
-		text, _, _ := fields.Text(jsonscan.Get(e, "content"))
-		status := fields.Str(jsonscan.Get(e, "status"))
-		switch status {
-		case agentstream.StepPending, agentstream.StepInProgress, agentstream.StepCompleted, agentstream.StepCancelled:
-		default:
-			status = agentstream.StepPending
-		}
-		p.Steps = append(p.Steps, agentstream.PlanStep{Text: text, Status: status})
-	}
-	return p
 }
 
 // questions reads AskUserQuestion's input.

@@ -1,7 +1,6 @@
 package claude
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/agentstream/agentstream"
@@ -56,15 +55,7 @@ func describeTool(name string, input []byte) (category, summary string) {
 	}
 	switch name {
 	case "TodoWrite":
-		arr, ok := jsonscan.Array(jsonscan.Get(input, "todos"))
-		n := 0
-		for ok && arr.Next() {
-			n++
-		}
-		if n == 1 {
-			return t.category, "1 todo"
-		}
-		return t.category, strconv.Itoa(n) + " todos"
+		return t.category, fields.TodoSummary(input)
 	case "AskUserQuestion":
 		arr, ok := jsonscan.Array(jsonscan.Get(input, "questions"))
 		if ok && arr.Next() {

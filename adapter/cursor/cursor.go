@@ -417,7 +417,7 @@ func (d *Decoder) announce(dst []agentstream.Event, callID string, tc *toolCall)
 	d.calls[callID] = tc.name
 	dst = append(dst, agentstream.E(tc.call(callID)))
 	if tc.kind == "updateTodos" {
-		if p := todoPlan(tc.args); p != nil {
+		if p := fields.TodoPlan(tc.args, "content", stepStatus); p != nil {
 			dst = append(dst, agentstream.E(p))
 		}
 	}

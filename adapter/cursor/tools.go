@@ -3,7 +3,6 @@ package cursor
 import (
 	"bytes"
 	"encoding/binary"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -223,15 +222,7 @@ func (tc *toolCall) describe() (category, summary string) {
 	}
 	switch tc.kind {
 	case "updateTodos":
-		arr, ok := jsonscan.Array(jsonscan.Get(tc.args, "todos"))
-		n := 0
-		for ok && arr.Next() {
-			n++
-		}
-		if n == 1 {
-			return t.category, "1 todo"
-		}
-		return t.category, strconv.Itoa(n) + " todos"
+		return t.category, fields.TodoSummary(tc.args)
 	case "mcp":
 		server := fields.Str(jsonscan.Get(tc.args, "providerIdentifier"))
 		tool := fields.Str(jsonscan.Get(tc.args, "toolName"))
@@ -537,22 +528,6 @@ func jsonText(v []byte) (string, bool, int64) {
 	}
 	s, trunc := agentstream.ClipBytes(b, agentstream.MaxText)
 	return s, trunc, int64(runeCount(b))
-}
-
-// todoPlan reads updateTodos' todos as a plan. Cursor writes statuses such
-// as "pending", "in_progress" or "TODO_STATUS_COMPLETED".
-func todoPlan(args []byte) *agentstream.Plan {
-	arr, ok := jsonscan.Array(jsonscan.Get(args, "todos"))
-	if !ok {
-		return nil
-	}
-	p := &agentstream.Plan{Steps: []agentstream.PlanStep{}}
-	for arr.Next() {
-		e := arr.Value()
-		text, _, _ := fields.Text(jsonscan.Get(e, "content"))
-		p.Steps = append(p.Steps, agentstream.PlanStep{Text: text, Status: stepStatus(fields.Str(jsonscan.Get(e, "status")))})
-	}
-	return p
 }
 
 func stepStatus(s string) string {

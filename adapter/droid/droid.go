@@ -244,7 +244,7 @@ func (d *Decoder) toolCall(dst []agentstream.Event, l *lineOf) []agentstream.Eve
 		CallID: p.id, Name: p.name, Input: in, Truncated: trunc, Category: category, Summary: summary,
 	}))
 	if p.name == "TodoWrite" {
-		if plan := todoPlan(l.parameters); plan != nil {
+		if plan := fields.TodoPlan(l.parameters, "content", nil); plan != nil {
 			dst = append(dst, agentstream.E(plan))
 		}
 	}

@@ -1,7 +1,6 @@
 package droid
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/agentstream/agentstream"
@@ -47,15 +46,7 @@ func describeTool(name string, params []byte) (string, string) {
 	}
 	switch name {
 	case "TodoWrite":
-		arr, ok := jsonscan.Array(jsonscan.Get(params, "todos"))
-		n := 0
-		for ok && arr.Next() {
-			n++
-		}
-		if n == 1 {
-			return t.category, "1 todo"
-		}
-		return t.category, strconv.Itoa(n) + " todos"
+		return t.category, fields.TodoSummary(params)
 	case "ExitSpecMode":
 		return t.category, "exit spec mode"
 	case "ApplyPatch":
@@ -87,25 +78,4 @@ func patchPath(input string) string {
 		}
 	}
 	return ""
-}
-
-// todoPlan reads TodoWrite's todos as a plan.
-func todoPlan(params []byte) *agentstream.Plan {
-	arr, ok := jsonscan.Array(jsonscan.Get(params, "todos"))
-	if !ok {
-		return nil
-	}
-	p := &agentstream.Plan{Steps: []agentstream.PlanStep{}}
-	for arr.Next() {
-		e := arr.Value()
-		text, _, _ := fields.Text(jsonscan.Get(e, "content"))
-		status := fields.Str(jsonscan.Get(e, "status"))
-		switch status {
-		case agentstream.StepPending, agentstream.StepInProgress, agentstream.StepCompleted, agentstream.StepCancelled:
-		default:
-			status = agentstream.StepPending
-		}
-		p.Steps = append(p.Steps, agentstream.PlanStep{Text: text, Status: status})
-	}
-	return p
 }

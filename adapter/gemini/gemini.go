@@ -225,7 +225,7 @@ func (d *Decoder) toolUse(dst []agentstream.Event, l *line) []agentstream.Event 
 		CallID: id, Name: name, Input: in, Truncated: trunc, Category: category, Summary: summary,
 	}))
 	if name == "write_todos" {
-		if p := todoPlan(l.parameters); p != nil {
+		if p := fields.TodoPlan(l.parameters, "description", nil); p != nil {
 			dst = append(dst, agentstream.E(p))
 		}
 	}

@@ -46,15 +46,7 @@ func describeTool(name string, params []byte) (category, summary string) {
 	}
 	switch name {
 	case "write_todos":
-		n := 0
-		arr, ok := jsonscan.Array(jsonscan.Get(params, "todos"))
-		for ok && arr.Next() {
-			n++
-		}
-		if n == 1 {
-			return t.category, "1 todo"
-		}
-		return t.category, strconv.Itoa(n) + " todos"
+		return t.category, fields.TodoSummary(params)
 	case "read_many_files":
 		for _, k := range []string{"paths", "include"} {
 			arr, ok := jsonscan.Array(jsonscan.Get(params, k))
@@ -91,25 +83,4 @@ func describeTool(name string, params []byte) (category, summary string) {
 		}
 	}
 	return t.category, ""
-}
-
-// todoPlan reads write_todos' todos as a plan.
-func todoPlan(params []byte) *agentstream.Plan {
-	arr, ok := jsonscan.Array(jsonscan.Get(params, "todos"))
-	if !ok {
-		return nil
-	}
-	p := &agentstream.Plan{Steps: []agentstream.PlanStep{}}
-	for arr.Next() {
-		e := arr.Value()
-		text, _, _ := fields.Text(jsonscan.Get(e, "description"))
-		status := fields.Str(jsonscan.Get(e, "status"))
-		switch status {
-		case agentstream.StepPending, agentstream.StepInProgress, agentstream.StepCompleted, agentstream.StepCancelled:
-		default:
-			status = agentstream.StepPending
-		}
-		p.Steps = append(p.Steps, agentstream.PlanStep{Text: text, Status: status})
-	}
-	return p
 }

@@ -61,7 +61,7 @@ func (d *Decoder) toolUse(dst []agentstream.Event, raw, part []byte) []agentstre
 		}))
 		switch name {
 		case "todowrite":
-			if p := todoPlan(input); p != nil {
+			if p := fields.TodoPlan(input, "content", nil); p != nil {
 				dst = append(dst, agentstream.E(p))
 			}
 		case "task":
@@ -169,15 +169,7 @@ func describeTool(name string, input []byte) (category, summary string) {
 	}
 	switch name {
 	case "todowrite":
-		n := 0
-		arr, ok := jsonscan.Array(jsonscan.Get(input, "todos"))
-		for ok && arr.Next() {
-			n++
-		}
-		if n == 1 {
-			return t.category, "1 todo"
-		}
-		return t.category, strconv.Itoa(n) + " todos"
+		return t.category, fields.TodoSummary(input)
 	case "todoread":
 		return t.category, "read todos"
 	case "patch", "apply_patch":
@@ -216,25 +208,4 @@ func patchSummary(patch string) string {
 		s += " (+" + strconv.Itoa(n-1) + " more)"
 	}
 	return s
-}
-
-// todoPlan reads todowrite's todos ({content, status}) as a plan.
-func todoPlan(input []byte) *agentstream.Plan {
-	arr, ok := jsonscan.Array(jsonscan.Get(input, "todos"))
-	if !ok {
-		return nil
-	}
-	p := &agentstream.Plan{Steps: []agentstream.PlanStep{}}
-	for arr.Next() {
-		e := arr.Value()
-		text, _, _ := fields.Text(jsonscan.Get(e, "content"))
-		status := fields.Str(jsonscan.Get(e, "status"))
-		switch status {
-		case agentstream.StepPending, agentstream.StepInProgress, agentstream.StepCompleted, agentstream.StepCancelled:
-		default:
-			status = agentstream.StepPending
-		}
-		p.Steps = append(p.Steps, agentstream.PlanStep{Text: text, Status: status})
-	}
-	return p
 }
