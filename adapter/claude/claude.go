@@ -46,6 +46,7 @@ type Decoder struct {
 	requests map[string]string
 	turn     int64
 	depth    int
+	buf      []byte // scratch space for decoding strings in place
 }
 
 type toolInfo struct {

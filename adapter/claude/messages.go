@@ -10,21 +10,27 @@ import (
 )
 
 // block is one content block of a message, as raw JSON values.
+// The text, thinking and content strings are also decoded where they are
+// read (the c fields), so that a large one is scanned once.
 type block struct {
 	typ, text, thinking, signature, id, name, input []byte
 	toolUseID, content, isError, source, toolName   []byte
+	textC, thinkingC, contentC                      fields.Clipped
 }
 
-// readBlock reads a content block's members in place, each value once.
-func readBlock(o *jsonscan.Obj) block {
+// readBlock reads a content block's members in place, each value once; buf
+// is scratch space for decoding.
+func readBlock(o *jsonscan.Obj, buf *[]byte) block {
 	var b block
 	for o.NextKey() {
 		switch string(o.Key()) {
 		case "type":
 			b.typ = o.Value()
 		case "text":
+			b.textC = fields.ClipMember(o, buf)
 			b.text = o.Value()
 		case "thinking":
+			b.thinkingC = fields.ClipMember(o, buf)
 			b.thinking = o.Value()
 		case "signature":
 			b.signature = o.Value()
@@ -37,6 +43,7 @@ func readBlock(o *jsonscan.Obj) block {
 		case "tool_use_id":
 			b.toolUseID = o.Value()
 		case "content":
+			b.contentC = fields.ClipMember(o, buf)
 			b.content = o.Value()
 		case "is_error":
 			b.isError = o.Value()
@@ -77,7 +84,7 @@ func (d *Decoder) readMessage(dst []agentstream.Event, m *jsonscan.Obj, typ stri
 				if !ok {
 					continue
 				}
-				b := readBlock(&o)
+				b := readBlock(&o, &d.buf)
 				arr.LeaveObject(&o)
 				if typ == "assistant" {
 					n := len(dst)
@@ -132,13 +139,13 @@ func (d *Decoder) assistant(dst []agentstream.Event, line []byte, f *fieldsOf) [
 func (d *Decoder) assistantBlock(dst []agentstream.Event, b block) []agentstream.Event {
 	switch string(fields.Unquoted(b.typ)) {
 	case "text":
-		t, trunc, n := fields.Text(b.text)
+		t, trunc, n := b.textC.Or(b.text)
 		if n == 0 {
 			return dst
 		}
 		return append(dst, agentstream.E(&agentstream.Message{Role: agentstream.RoleAssistant, Text: t, Truncated: trunc}))
 	case "thinking":
-		t, trunc, n := fields.Text(b.thinking)
+		t, trunc, n := b.thinkingC.Or(b.thinking)
 		redacted := n == 0 && fields.Str(b.signature) != ""
 		if n == 0 && !redacted {
 			return dst
@@ -246,7 +253,11 @@ func (d *Decoder) userBlock(dst []agentstream.Event, b block, f *fieldsOf) []age
 	case "tool_result":
 		return d.toolResult(dst, b)
 	case "text":
-		if s := fields.Str(b.text); s != "" {
+		s := b.textC.Text
+		if !b.textC.OK || b.textC.Truncated {
+			s = fields.Str(b.text)
+		}
+		if s != "" {
 			f.texts = append(f.texts, s)
 		}
 	case "image":
@@ -283,7 +294,7 @@ func (d *Decoder) toolResult(dst []agentstream.Event, b block) []agentstream.Eve
 	r := &agentstream.ToolResult{CallID: callID, IsError: fields.Bool(isError), Name: info.name}
 	switch {
 	case len(content) > 0 && content[0] == '"':
-		r.Output, r.Truncated, r.Characters = fields.Text(content)
+		r.Output, r.Truncated, r.Characters = b.contentC.Or(content)
 	case len(content) > 0 && content[0] == '[':
 		var parts []string
 		var chars int64

@@ -123,6 +123,9 @@ func FuzzString(f *testing.F) {
 			if total != n || trunc != (n > max(limit, 0)) || utf8.RuneCount(clip) != min(n, max(limit, 0)) {
 				t.Fatalf("AppendStringClip(%q, %d) = %q, %d, %v; full has %d code points", v, limit, clip, total, trunc, n)
 			}
+			if ic, itotal, itrunc, iok := clipInPlace(t, v, limit); !iok || !bytes.Equal(ic, clip) || itotal != total || itrunc != trunc {
+				t.Fatalf("in-place clip of %q, %d = %q, %d, %v, %v; want %q, %d, %v", v, limit, ic, itotal, itrunc, iok, clip, total, trunc)
+			}
 			q := AppendQuoteBytes(nil, full)
 			if back, ok := String(q); !ok || back != string(full) || !json.Valid(q) {
 				t.Fatalf("AppendQuoteBytes(%q) = %q does not round-trip", full, q)

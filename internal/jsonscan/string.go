@@ -423,61 +423,89 @@ func AppendStringClip(dst, v []byte, max int) (out []byte, total int, truncated 
 		return dst, 0, false, false
 	}
 	max = builtinMax(max, 0)
-	orig := len(dst)
-	fail := func() ([]byte, int, bool, bool) { return dst[:orig], 0, false, false }
-	if max >= len(v) {
-		// No string of len(v) bytes has more code points than that:
-		// decode it all in bulk and count the output.
-		out, end := appendDecodedString(dst, v, 1)
-		if end != len(v) {
-			return fail()
-		}
-		// The decoding is valid UTF-8 (bad bytes became U+FFFD): every
-		// byte but the continuation bytes starts a code point.
-		total = len(out) - orig - continuationBytes(out[orig:])
-		return out, total, false, true
+	out, end, total, code := clipString(dst, v, 0, max)
+	if code != errNone || end != len(v) {
+		return dst, 0, false, false
 	}
-	// Decode the first max code points, validating as we go.
-	p, n := 1, 0
-	for n < max {
-		if p >= len(v) {
-			return fail()
+	return out, total, total > max, true
+}
+
+// bulkMin is the code point budget under which clipString stops decoding
+// in chunks and goes one code point at a time.
+const bulkMin = 16
+
+// clipString decodes the JSON string whose opening quote is data[i],
+// appending its first max (>= 0) code points to dst, and counts the code
+// points of the whole string without decoding the rest: the string is
+// scanned once. It returns the index just past the closing quote; for a
+// malformed string it returns the error's offset and code, and dst's
+// contents past its original length are unspecified.
+func clipString(dst, data []byte, i, max int) (out []byte, end, total int, code errCode) {
+	orig := len(dst)
+	p, n := i+1, 0
+	// Decode in chunks while the budget is large: k input bytes never
+	// decode to more than k code points, so decoding the next max-n bytes
+	// cannot go past the budget.
+	for max-n >= bulkMin {
+		lim := len(data)
+		if max-n < lim-p {
+			lim = p + max - n
 		}
-		switch c := v[p]; {
+		mark := len(dst)
+		var q int
+		var closed bool
+		dst, q, closed = appendDecodedUntil(dst, data, p, lim)
+		if q < 0 {
+			return clipFail(dst, data, i)
+		}
+		if closed {
+			s := dst[orig:]
+			return dst, q, len(s) - continuationBytes(s), errNone
+		}
+		if q == p {
+			break
+		}
+		s := dst[mark:]
+		n += len(s) - continuationBytes(s)
+		p = q
+	}
+	// One code point at a time up to the budget, validating as we go.
+	for n < max {
+		if p >= len(data) {
+			return clipFail(dst, data, i)
+		}
+		switch c := data[p]; {
 		case c == '"':
-			if p+1 != len(v) {
-				return fail()
-			}
-			return dst, n, false, true
+			return dst, p + 1, n, errNone
 		case c == '\\':
-			if p+1 >= len(v) {
-				return fail()
+			if p+1 >= len(data) {
+				return clipFail(dst, data, i)
 			}
-			switch escLen[v[p+1]] {
+			switch escLen[data[p+1]] {
 			case 2:
 			case 6:
-				if hex4(v, p+2) < 0 {
-					return fail()
+				if hex4(data, p+2) < 0 {
+					return clipFail(dst, data, i)
 				}
 			default:
-				return fail()
+				return clipFail(dst, data, i)
 			}
-			r, k := decodeEscape(v[p:])
+			r, k := decodeEscape(data[p:])
 			dst = utf8.AppendRune(dst, r)
 			p += k
 			n++
 		case c < utf8.RuneSelf:
-			lim := len(v)
+			lim := len(data)
 			if max-n < lim-p {
 				lim = p + max - n
 			}
-			j := plainRun(v, p+1, lim)
-			dst = append(dst, v[p:j]...)
+			j := plainRun(data, p+1, lim)
+			dst = append(dst, data[p:j]...)
 			n += j - p
 			p = j
 		default:
-			if k := runeLen(v, p); k > 0 {
-				dst = append(dst, v[p:p+k]...)
+			if k := runeLen(data, p); k > 0 {
+				dst = append(dst, data[p:p+k]...)
 				p += k
 			} else {
 				dst = append(dst, replacement...)
@@ -489,18 +517,105 @@ func AppendStringClip(dst, v []byte, max int) (out []byte, total int, truncated 
 	// Count the rest without decoding it: scanString (whose start offset
 	// only matters as p-1) validates it and sums up the escapes' tail
 	// bytes, which gives the count directly for valid UTF-8.
-	end, tails, code := scanString(v, p-1)
-	if code != errNone || end != len(v) {
-		return fail()
+	end, tails, code := scanString(data, p-1)
+	if code != errNone {
+		return dst, end, 0, code
 	}
-	rest := v[p : end-1]
+	rest := data[p : end-1]
 	if utf8.Valid(rest) {
 		total = n + len(rest) - continuationBytes(rest) - tails
 	} else {
-		_, c, _ := scanCount(v, p)
+		_, c, _ := scanCount(data, p)
 		total = n + c
 	}
-	return dst, total, total > max, true
+	return dst, end, total, errNone
+}
+
+// clipFail reports where the string starting at data[i] is malformed.
+func clipFail(dst, data []byte, i int) ([]byte, int, int, errCode) {
+	end, _, code := scanString(data, i)
+	if code == errNone {
+		// Not reached: clipString and scanString check the same rules.
+		code = errEscape
+	}
+	return dst, end, 0, code
+}
+
+// appendDecodedUntil decodes the string content starting at data[p] as
+// appendDecodedString does, but stops at lim (or at the first code point
+// boundary before it) unless the closing quote comes first; an escape that
+// starts before lim is decoded whole. It returns where it stopped (just past
+// the quote when closed), or -1 if the string is malformed.
+func appendDecodedUntil(dst, data []byte, p, lim int) (out []byte, q int, closed bool) {
+	n := len(data)
+	quote := -1 // the first quote at or after p and before lim, or lim
+	for p < lim {
+		start, j := p, p
+		found := false
+		for k := 0; k < 4 && j+8 <= lim; k++ {
+			x := load64(data, j)
+			if m := eqMask(x, '"') | eqMask(x, '\\'); m != 0 {
+				j += firstByte(m)
+				found = true
+				break
+			}
+			j += 8
+		}
+		if !found {
+			if quote < j {
+				quote = lim
+				if k := bytes.IndexByte(data[j:lim], '"'); k >= 0 {
+					quote = j + k
+				}
+			}
+			if k := bytes.IndexByte(data[j:quote], '\\'); k >= 0 {
+				j += k
+			} else {
+				j = quote
+			}
+		}
+		if j >= lim {
+			// No quote or backslash before lim: stop at a byte that cannot
+			// continue a code point, so that no UTF-8 sequence is cut.
+			c := lim
+			for k := 0; k < 3 && c > start && c < n && data[c]&0xC0 == 0x80; k++ {
+				c--
+			}
+			if c < n && data[c]&0xC0 == 0x80 {
+				c = start // stray continuation bytes: leave them to the caller
+			}
+			if c > start {
+				dst = appendUTF8(dst, data[start:c])
+			}
+			return dst, c, false
+		}
+		if j > start {
+			dst = appendUTF8(dst, data[start:j])
+		}
+		if data[j] == '"' {
+			return dst, j + 1, true
+		}
+		if j+1 >= n {
+			return dst, -1, false
+		}
+		switch escLen[data[j+1]] {
+		case 2:
+		case 6:
+			if hex4(data, j+2) < 0 {
+				return dst, -1, false
+			}
+		default:
+			return dst, -1, false
+		}
+		r, k := decodeEscape(data[j:])
+		if r < utf8.RuneSelf {
+			dst = append(dst, byte(r))
+		} else {
+			dst = utf8.AppendRune(dst, r)
+		}
+		p = j + k
+	}
+	return dst, p, false
 }
 
 // builtinMax is the max builtin, which AppendStringClip's parameter shadows.

@@ -34,6 +34,47 @@ func Text(v []byte) (text string, truncated bool, chars int64) {
 	return s, trunc, int64(total)
 }
 
+// Clipped is a string value decoded and clipped to MaxText code points where
+// it was read; OK is false when the value was not read that way.
+type Clipped struct {
+	Text      string
+	Truncated bool
+	Chars     int64
+	OK        bool
+}
+
+// ClipMember decodes the current member of o, when it is a string, clipped
+// to MaxText code points. A member not yet scanned (after NextKey) is
+// scanned, decoded and counted in one pass, so a large output is read once.
+// buf is scratch space reused between calls. The member's raw value stays
+// available through o.Value.
+func ClipMember(o *jsonscan.Obj, buf *[]byte) Clipped {
+	out, total, trunc, ok := o.AppendStringClip((*buf)[:0], agentstream.MaxText)
+	if !ok {
+		return Clipped{}
+	}
+	*buf = out[:0]
+	return Clipped{Text: string(out), Truncated: trunc, Chars: int64(total), OK: true}
+}
+
+// ClipElem is ClipMember for the current element of a.
+func ClipElem(a *jsonscan.Arr, buf *[]byte) Clipped {
+	out, total, trunc, ok := a.AppendStringClip((*buf)[:0], agentstream.MaxText)
+	if !ok {
+		return Clipped{}
+	}
+	*buf = out[:0]
+	return Clipped{Text: string(out), Truncated: trunc, Chars: int64(total), OK: true}
+}
+
+// Or returns the clipped text, or Text(v) when c was not read in place.
+func (c Clipped) Or(v []byte) (text string, truncated bool, chars int64) {
+	if c.OK {
+		return c.Text, c.Truncated, c.Chars
+	}
+	return Text(v)
+}
+
 // Input returns the JSON value v compacted byte for byte and clipped, as
 // tool.call input. An absent v gives "null", the JSON for no arguments; a v
 // that is not valid JSON is kept as text.

@@ -1,0 +1,101 @@
+package jsonscan
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// clipInPlace wraps v as the value of a member and of an element, clips it
+// in place after NextKey and NextElem, and checks that both iterators agree
+// and go on to the member and element after it.
+func clipInPlace(t *testing.T, v []byte, limit int) (out []byte, total int, trunc, ok bool) {
+	t.Helper()
+	doc := append(append([]byte(`{"k":`), v...), `,"z":1}`...)
+	o, _ := Object(doc)
+	if !o.NextKey() {
+		t.Fatalf("no member in %q", doc)
+	}
+	out, total, trunc, ok = o.AppendStringClip([]byte("p:"), limit)
+	elems := append(append([]byte(`[`), v...), `,1]`...)
+	a, _ := Array(elems)
+	if !a.NextElem() {
+		t.Fatalf("no element in %q", elems)
+	}
+	aout, atotal, atrunc, aok := a.AppendStringClip([]byte("p:"), limit)
+	if !bytes.Equal(aout, out) || atotal != total || atrunc != trunc || aok != ok {
+		t.Fatalf("element clip %q %d %v %v differs from member clip %q %d %v %v", aout, atotal, atrunc, aok, out, total, trunc, ok)
+	}
+	if !ok {
+		if !bytes.Equal(out, []byte("p:")) {
+			t.Fatalf("failed clip changed dst to %q", out)
+		}
+		return nil, 0, false, false
+	}
+	if !o.NextKey() || !o.KeyIs("z") || o.NextKey() || !o.Complete() {
+		t.Fatalf("iteration after the clip of %q did not reach the next member: %v", doc, o.Err())
+	}
+	if !a.Next() || a.Next() || a.Err() != nil {
+		t.Fatalf("iteration after the clip of %q did not reach the next element: %v", elems, a.Err())
+	}
+	return out[2:], total, trunc, true
+}
+
+func TestIterStringClipEveryMax(t *testing.T) {
+	inputs := []string{
+		`"` + strings.Repeat(`héllo \"wörld\" \ud83d\ude00\t\u4e2d\\ `, 5) + "\xff\xe2\x82 \\ud800 end" + `"`,
+		"\"\xf0\x9f\x98\x80\xf0\x9f\x98 x \\u0041\\u00e9\"",
+		`"` + strings.Repeat("a", 17) + `\n` + strings.Repeat("ü", 9) + `"`,
+		`"` + strings.Repeat("日本語", 40) + "\x80\x80\x80\x80\x80" + strings.Repeat("ab", 30) + `"`,
+		`"` + strings.Repeat(`x\n`, 70) + `"`,
+		`""`,
+	}
+	for i, in := range inputs {
+		v := []byte(in)
+		full, ok := String(v)
+		if !ok {
+			t.Fatalf("input %d invalid", i)
+		}
+		runes := []rune(full)
+		for max := -1; max <= len(runes)+2; max++ {
+			got, total, trunc, ok := clipInPlace(t, v, max)
+			want := string(runes[:min(builtinMax(max, 0), len(runes))])
+			if !ok || string(got) != want || total != len(runes) || trunc != (builtinMax(max, 0) < len(runes)) {
+				t.Fatalf("input %d max %d: got %q %d %v %v; want %q %d", i, max, got, total, trunc, ok, want, len(runes))
+			}
+		}
+	}
+}
+
+func TestIterStringClipInvalid(t *testing.T) {
+	long := strings.Repeat("abcdefgh", 20)
+	for _, in := range []string{
+		`"a\qb` + long + `"`,
+		`"ab` + long + `\q"`,
+		`"\u12x4` + long + `"`,
+		`"ab` + long + `\u12x4"`,
+		`"ab` + long,
+		`"ab` + long + `\`,
+	} {
+		for _, limit := range []int{0, 1, 20, 50, 1 << 30} {
+			o, _ := Object([]byte(`{"k":` + in))
+			o.NextKey()
+			out, total, trunc, ok := o.AppendStringClip([]byte("keep"), limit)
+			if ok || total != 0 || trunc || string(out) != "keep" {
+				t.Errorf("clip of %q, %d = %q, %d, %v, %v; want a failure", in, limit, out, total, trunc, ok)
+			}
+			if o.Err() == nil || o.NextKey() {
+				t.Errorf("iteration over %q goes on after a malformed string", in)
+			}
+		}
+	}
+	// A value that is not a string is left to the iteration.
+	o, _ := Object([]byte(`{"k":[1,2],"z":1}`))
+	o.NextKey()
+	if _, _, _, ok := o.AppendStringClip(nil, 5); ok {
+		t.Fatal("clip of an array ok")
+	}
+	if v := o.Value(); string(v) != "[1,2]" || !o.NextKey() || !o.KeyIs("z") {
+		t.Fatalf("iteration after a refused clip: value %q, err %v", v, o.Err())
+	}
+}
