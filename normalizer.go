@@ -278,7 +278,7 @@ type partial struct {
 	thinking bool
 	role     string
 	text     strings.Builder
-	chars    int
+	dropped  int // code points of deltas not kept in text
 }
 
 // partialCap bounds what is accumulated for one partial event: enough for
@@ -313,13 +313,17 @@ func (ps *partials) add(parent string, thinking bool, role, text string) {
 		p = &partial{parent: parent, thinking: thinking, role: role}
 		ps.open = append(ps.open, p)
 	}
-	p.chars += CountChars(text)
-	if room := partialCap - p.text.Len(); room > 0 {
-		if len(text) > room {
-			text, _ = Clip(text, room/4)
-		}
+	room := partialCap - p.text.Len()
+	if len(text) <= room {
 		p.text.WriteString(text)
+		return
 	}
+	kept := ""
+	if room > 0 {
+		kept, _ = Clip(text, room/4)
+		p.text.WriteString(kept)
+	}
+	p.dropped += CountChars(text) - CountChars(kept)
 }
 
 func (ps *partials) drop(parent string, thinking bool) {
@@ -337,8 +341,10 @@ func (ps *partials) flush() []Event {
 		if p.text.Len() == 0 {
 			continue
 		}
+		// Deltas were dropped only past partialCap bytes, which is more
+		// than MaxText code points.
 		text, trunc := Clip(p.text.String(), MaxText)
-		trunc = trunc || p.chars > MaxText
+		trunc = trunc || p.dropped > 0
 		var pl Payload
 		if p.thinking {
 			pl = &Thinking{Text: text, Truncated: trunc, Partial: true}

@@ -138,7 +138,7 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 			f.message = obj.Value()
 		case "event":
 			if e, ok := obj.Object(); ok && string(fields.Unquoted(f.typ)) == "stream_event" {
-				readEvent(&e, &f.ev)
+				readEvent(&e, &f.ev, &d.buf)
 				obj.LeaveObject(&e)
 				f.eventRead = true
 				continue
@@ -216,7 +216,7 @@ func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, f *fieldsOf) []
 	case "stream_event":
 		if !f.eventRead {
 			e, _ := jsonscan.Object(f.event)
-			readEvent(&e, &f.ev)
+			readEvent(&e, &f.ev, &d.buf)
 		}
 		return d.streamEvent(dst, f)
 	case "result":

@@ -346,10 +346,12 @@ func (d *Decoder) toolResult(dst []agentstream.Event, b block) []agentstream.Eve
 // reads.
 type eventFields struct {
 	typ, deltaType, deltaText, message, usage []byte
+	text                                      string // deltaText decoded
 }
 
-// readEvent reads a stream_event's event in place.
-func readEvent(e *jsonscan.Obj, ev *eventFields) {
+// readEvent reads a stream_event's event in place; buf is scratch space
+// for decoding.
+func readEvent(e *jsonscan.Obj, ev *eventFields, buf *[]byte) {
 	for e.NextKey() {
 		switch string(e.Key()) {
 		case "type":
@@ -364,6 +366,7 @@ func readEvent(e *jsonscan.Obj, ev *eventFields) {
 				case "type":
 					ev.deltaType = dl.Value()
 				case "text", "thinking":
+					ev.text, _ = fields.StrMember(&dl, buf)
 					ev.deltaText = dl.Value()
 				}
 			}
@@ -384,11 +387,11 @@ func (d *Decoder) streamEvent(dst []agentstream.Event, f *fieldsOf) []agentstrea
 	case "content_block_delta":
 		switch string(fields.Unquoted(ev.deltaType)) {
 		case "text_delta":
-			if s := fields.Str(ev.deltaText); s != "" {
+			if s := ev.text; s != "" {
 				dst = append(dst, agentstream.E(&agentstream.MessageDelta{Role: agentstream.RoleAssistant, Text: s}))
 			}
 		case "thinking_delta":
-			if s := fields.Str(ev.deltaText); s != "" {
+			if s := ev.text; s != "" {
 				dst = append(dst, agentstream.E(&agentstream.ThinkingDelta{Text: s}))
 			}
 		}

@@ -46,3 +46,31 @@ func (a *Arr) AppendStringClip(dst []byte, max int) (out []byte, total int, trun
 	}
 	return dst, 0, false, false
 }
+
+// AppendString appends the current member's value, which must be a JSON
+// string, decoded as the function AppendString does; a value not yet
+// scanned is validated and decoded in one pass. ok is false when the value
+// is not a string; a malformed string makes the iteration fail (see Err)
+// and also gives false.
+func (o *Obj) AppendString(dst []byte) (out []byte, ok bool) {
+	switch o.state {
+	case iterItem:
+		return AppendString(dst, o.data[o.vs:o.ve])
+	case iterLazy:
+		if o.data[o.vs] != '"' {
+			return dst, false
+		}
+		out, end := appendDecodedString(dst, o.data, o.vs+1)
+		if end < 0 {
+			end, _, code := scanString(o.data, o.vs)
+			if code == errNone {
+				code = errEscape // not reached: both check the same rules
+			}
+			o.fail(end, code)
+			return dst, false
+		}
+		o.ve, o.pos, o.state = end, end, iterItem
+		return out, true
+	}
+	return dst, false
+}

@@ -99,3 +99,28 @@ func TestIterStringClipInvalid(t *testing.T) {
 		t.Fatalf("iteration after a refused clip: value %q, err %v", v, o.Err())
 	}
 }
+
+func TestIterAppendString(t *testing.T) {
+	for _, in := range []string{`""`, `"a\u00e9\n\ud83d\ude00"`, "\"\xff日本\"", `"` + strings.Repeat(`x\"`, 50) + `"`} {
+		want, ok := AppendString([]byte("p:"), []byte(in))
+		if !ok {
+			t.Fatalf("%q invalid", in)
+		}
+		o, _ := Object([]byte(`{"k":` + in + `,"z":1}`))
+		o.NextKey()
+		got, ok := o.AppendString([]byte("p:"))
+		if !ok || !bytes.Equal(got, want) {
+			t.Errorf("in place %q = %q, %v; want %q", in, got, ok, want)
+		}
+		if !o.NextKey() || !o.KeyIs("z") || o.NextKey() || !o.Complete() {
+			t.Errorf("iteration after %q: %v", in, o.Err())
+		}
+	}
+	for _, in := range []string{`"a\q"`, `"abc`, `12`, `"ab\u12`} {
+		o, _ := Object([]byte(`{"k":` + in))
+		o.NextKey()
+		if got, ok := o.AppendString([]byte("keep")); ok || string(got) != "keep" {
+			t.Errorf("in place %q = %q, %v; want a failure", in, got, ok)
+		}
+	}
+}

@@ -57,6 +57,17 @@ func ClipMember(o *jsonscan.Obj, buf *[]byte) Clipped {
 	return Clipped{Text: string(out), Truncated: trunc, Chars: int64(total), OK: true}
 }
 
+// StrMember decodes the current member of o, when it is a string, in one
+// pass (see ClipMember); ok is false otherwise. buf is scratch space.
+func StrMember(o *jsonscan.Obj, buf *[]byte) (s string, ok bool) {
+	out, ok := o.AppendString((*buf)[:0])
+	if !ok {
+		return "", false
+	}
+	*buf = out[:0]
+	return string(out), true
+}
+
 // ClipElem is ClipMember for the current element of a.
 func ClipElem(a *jsonscan.Arr, buf *[]byte) Clipped {
 	out, total, trunc, ok := a.AppendStringClip((*buf)[:0], agentstream.MaxText)
