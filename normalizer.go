@@ -278,7 +278,7 @@ type partial struct {
 	thinking bool
 	role     string
 	text     strings.Builder
-	dropped  int // code points of deltas not kept in text
+	dropped  bool // deltas were not kept in text
 }
 
 // partialCap bounds what is accumulated for one partial event: enough for
@@ -323,7 +323,7 @@ func (ps *partials) add(parent string, thinking bool, role, text string) {
 		kept, _ = Clip(text, room/4)
 		p.text.WriteString(kept)
 	}
-	p.dropped += CountChars(text) - CountChars(kept)
+	p.dropped = p.dropped || kept != text
 }
 
 func (ps *partials) drop(parent string, thinking bool) {
@@ -344,7 +344,7 @@ func (ps *partials) flush() []Event {
 		// Deltas were dropped only past partialCap bytes, which is more
 		// than MaxText code points.
 		text, trunc := Clip(p.text.String(), MaxText)
-		trunc = trunc || p.dropped > 0
+		trunc = trunc || p.dropped
 		var pl Payload
 		if p.thinking {
 			pl = &Thinking{Text: text, Truncated: trunc, Partial: true}

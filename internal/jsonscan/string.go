@@ -99,6 +99,14 @@ func appendUTF8(dst, s []byte) []byte {
 	return append(dst, s[start:]...)
 }
 
+// appendChunk appends s, with invalid UTF-8 replaced when check is set.
+func appendChunk(dst, s []byte, check bool) []byte {
+	if check {
+		return appendUTF8(dst, s)
+	}
+	return append(dst, s...)
+}
+
 // AppendString appends the decoded value of the JSON string v (including its
 // quotes; surrounding whitespace is allowed) to dst. Invalid UTF-8 bytes and
 // unpaired surrogate escapes become U+FFFD, exactly as with encoding/json.
@@ -121,6 +129,20 @@ func AppendString(dst, v []byte) (out []byte, ok bool) {
 // the closing quote, or -1 if the string is malformed (dst's contents past
 // its original length are then unspecified).
 func appendDecodedString(dst, data []byte, p int) ([]byte, int) {
+	// Escapes are ASCII, so the content is valid UTF-8 exactly when the raw
+	// bytes are: check them once, and decode again replacing bad bytes
+	// only when they are not.
+	orig := len(dst)
+	out, end := decodeString(dst, data, p, false)
+	if end < 0 || utf8.Valid(data[p:end-1]) {
+		return out, end
+	}
+	return decodeString(out[:orig], data, p, true)
+}
+
+// decodeString is appendDecodedString, replacing invalid UTF-8 only when
+// check is set.
+func decodeString(dst, data []byte, p int, check bool) ([]byte, int) {
 	n := len(data)
 	q := -1 // position of a quote at or after p, once known
 	for {
@@ -151,7 +173,7 @@ func appendDecodedString(dst, data []byte, p int) ([]byte, int) {
 			}
 		}
 		if p > start {
-			dst = appendUTF8(dst, data[start:p])
+			dst = appendChunk(dst, data[start:p], check)
 		}
 		if data[p] == '"' {
 			return dst, p + 1
@@ -547,6 +569,25 @@ func clipFail(dst, data []byte, i int) ([]byte, int, int, errCode) {
 // starts before lim is decoded whole. It returns where it stopped (just past
 // the quote when closed), or -1 if the string is malformed.
 func appendDecodedUntil(dst, data []byte, p, lim int) (out []byte, q int, closed bool) {
+	// As in appendDecodedString, the raw bytes are checked for UTF-8 once.
+	orig := len(dst)
+	out, q, closed = decodeUntil(dst, data, p, lim, false)
+	if q < 0 {
+		return out, q, closed
+	}
+	end := q
+	if closed {
+		end--
+	}
+	if utf8.Valid(data[p:end]) {
+		return out, q, closed
+	}
+	return decodeUntil(out[:orig], data, p, lim, true)
+}
+
+// decodeUntil is appendDecodedUntil, replacing invalid UTF-8 only when
+// check is set.
+func decodeUntil(dst, data []byte, p, lim int, check bool) (out []byte, q int, closed bool) {
 	n := len(data)
 	quote := -1 // the first quote at or after p and before lim, or lim
 	for p < lim {
@@ -585,12 +626,12 @@ func appendDecodedUntil(dst, data []byte, p, lim int) (out []byte, q int, closed
 				c = start // stray continuation bytes: leave them to the caller
 			}
 			if c > start {
-				dst = appendUTF8(dst, data[start:c])
+				dst = appendChunk(dst, data[start:c], check)
 			}
 			return dst, c, false
 		}
 		if j > start {
-			dst = appendUTF8(dst, data[start:j])
+			dst = appendChunk(dst, data[start:j], check)
 		}
 		if data[j] == '"' {
 			return dst, j + 1, true
