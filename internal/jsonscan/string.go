@@ -23,6 +23,10 @@ func stringContent(v []byte) (content []byte, esc, ok bool) {
 	return v[1 : end-1], tails > 0, true
 }
 
+// simpleEscape maps the character after a backslash to the byte the
+// two-byte escape stands for, and every other byte to 0.
+var simpleEscape = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
 // decodeEscape decodes the escape sequence at the start of s (s[0] is a
 // backslash of validated content). It returns the rune and the number of
 // bytes consumed: a high surrogate followed by a low surrogate escape is
@@ -181,13 +185,12 @@ func decodeString(dst, data []byte, p int, check bool) ([]byte, int) {
 		if p+1 >= n {
 			return dst, -1
 		}
-		switch escLen[data[p+1]] {
-		case 2:
-		case 6:
-			if hex4(data, p+2) < 0 {
-				return dst, -1
-			}
-		default:
+		if c := simpleEscape[data[p+1]]; c != 0 {
+			dst = append(dst, c)
+			p += 2
+			continue
+		}
+		if data[p+1] != 'u' || hex4(data, p+2) < 0 {
 			return dst, -1
 		}
 		r, k := decodeEscape(data[p:])
@@ -639,13 +642,12 @@ func decodeUntil(dst, data []byte, p, lim int, check bool) (out []byte, q int, c
 		if j+1 >= n {
 			return dst, -1, false
 		}
-		switch escLen[data[j+1]] {
-		case 2:
-		case 6:
-			if hex4(data, j+2) < 0 {
-				return dst, -1, false
-			}
-		default:
+		if c := simpleEscape[data[j+1]]; c != 0 {
+			dst = append(dst, c)
+			p = j + 2
+			continue
+		}
+		if data[j+1] != 'u' || hex4(data, j+2) < 0 {
 			return dst, -1, false
 		}
 		r, k := decodeEscape(data[j:])
