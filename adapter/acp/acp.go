@@ -54,8 +54,7 @@ type Decoder struct {
 	ctxUsed *int64
 	ctxSize *int64
 
-	buf  []byte    // scratch for decoding tool outputs
-	dbuf [2][]byte // scratch for the texts of a diff
+	scratch scratch
 }
 
 var _ agentstream.Decoder = (*Decoder)(nil)
@@ -77,14 +76,14 @@ type lineOf struct {
 
 // readParams reads the update and session id of session/update's params,
 // descending into the update in place.
-func (l *lineOf) readParams(p *jsonscan.Obj, buf *[]byte) {
-	l.update, l.sessionID, l.up = nil, nil, updateOf{}
+func (l *lineOf) readParams(p *jsonscan.Obj, s *scratch) {
+	l.update, l.sessionID = nil, nil
 	for p.NextKey() {
 		switch string(p.Key()) {
 		case "update":
 			l.up = updateOf{}
 			if uo, ok := p.Object(); ok {
-				l.up.read(&uo, buf)
+				l.up.read(&uo, s)
 				p.LeaveObject(&uo)
 			}
 			l.update = p.Value()
@@ -122,7 +121,7 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 			l.paramsRead = false
 			if string(fields.Unquoted(l.method)) == "session/update" {
 				if p, ok := obj.Object(); ok {
-					l.readParams(&p, &d.buf)
+					l.readParams(&p, &d.scratch)
 					obj.LeaveObject(&p)
 					l.paramsRead = true
 				}
@@ -159,7 +158,7 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 	case method == "session/update":
 		if !l.paramsRead {
 			if p, ok := jsonscan.Object(l.params); ok {
-				l.readParams(&p, &d.buf)
+				l.readParams(&p, &d.scratch)
 			}
 		}
 		u := l.update
@@ -176,7 +175,7 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 	case len(l.typ) == 0 && len(l.sessionUpdate) > 0:
 		// A bare update object, as some logs print them.
 		var up updateOf
-		up.parse(line)
+		up.parse(line, &d.scratch)
 		return d.update(dst, line, &up, nil)
 	case len(l.typ) == 0 && len(l.jsonrpc) == 0 && fields.Str(l.stopReason) != "":
 		// A bare prompt response.
@@ -475,9 +474,9 @@ func (d *Decoder) permission(dst []agentstream.Event, line []byte, l *lineOf) []
 	replay := d.replay
 	dst = d.openTurn(dst, replay)
 	var u updateOf
-	u.parse(tc)
-	id := fields.Str(u.toolCallID)
-	t := d.tool(id)
+	u.parse(tc, &d.scratch)
+	t := d.tool(u.toolCallID)
+	id := t.id
 	t.merge(&u)
 	p := &agentstream.PermissionRequest{
 		RequestID: requestID(l.id),

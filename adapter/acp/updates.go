@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"bytes"
 	"strings"
 
 	"github.com/agentstream/agentstream"
@@ -16,53 +15,39 @@ type updateOf struct {
 	status, meta, entries, commands, modeID, currentModeID, configOptions      []byte
 	used, size, cost                                                           []byte
 
-	ct contentOf // the content's text, when it was an array read in place
+	ct contentOf // the content, when it is an array
 
-	block                bool   // the content was an object read in place
-	blockType, blockBody []byte // its type and text
+	block     bool   // the content is an object: a chunk's content block
+	blockType []byte // its type
+	blockText string // its text, decoded
 }
 
-func (u *updateOf) parse(v []byte) {
+// scratch is decoding space a Decoder reuses from line to line.
+type scratch struct {
+	text  []byte   // a text being decoded: a tool output, a chunk, a call id
+	diff  []byte   // the texts of a content's diffs, decoded one after another
+	diffs []diffOf // a content's diffs
+}
+
+// parse reads the update object v.
+func (u *updateOf) parse(v []byte, s *scratch) {
 	obj, _ := jsonscan.Object(v)
-	u.read(&obj, nil)
+	u.read(&obj, s)
 }
 
 // read reads the members of an update object from its iterator, scanning
-// each value once. With a scratch buffer buf, a content array is read in
-// place and its text kept.
-func (u *updateOf) read(obj *jsonscan.Obj, buf *[]byte) {
+// each value once: the content is read in place, its texts decoded where
+// they are scanned, using the scratch space s.
+func (u *updateOf) read(obj *jsonscan.Obj, s *scratch) {
 	for obj.NextKey() {
-		if buf != nil && string(obj.Key()) == "content" {
-			u.ct = contentOf{}
-			u.block, u.blockType, u.blockBody = false, nil, nil
-			if arr, ok := obj.Array(); ok {
-				c := &u.ct
-				c.text, c.truncated, c.chars, c.hasDiff = contentArr(&arr, buf)
-				obj.LeaveArray(&arr)
-				c.done = true
-			} else if b, ok := obj.Object(); ok {
-				// A chunk's content block: its type and text, as
-				// blockText reads them.
-				for b.NextKey() {
-					switch string(b.Key()) {
-					case "type":
-						u.blockType = b.Value()
-					case "text":
-						u.blockBody = b.Value()
-					}
-				}
-				obj.LeaveObject(&b)
-				u.block = true
-			}
-			u.content = obj.Value()
+		if string(obj.Key()) == "content" {
+			u.readContent(obj, s)
 			continue
 		}
 		val := obj.Value()
 		switch string(obj.Key()) {
 		case "sessionUpdate":
 			u.kind = val
-		case "content":
-			u.content = val
 		case "messageId":
 			u.messageID = val
 		case "toolCallId":
@@ -99,13 +84,37 @@ func (u *updateOf) read(obj *jsonscan.Obj, buf *[]byte) {
 	}
 }
 
+// readContent reads the current member of obj, the update's content: a
+// tool call's content array, or a chunk's content block, whose type and
+// text are kept as blockText reads them.
+func (u *updateOf) readContent(obj *jsonscan.Obj, s *scratch) {
+	u.ct = contentOf{}
+	u.block, u.blockType, u.blockText = false, nil, ""
+	if arr, ok := obj.Array(); ok {
+		u.ct = contentArr(&arr, s)
+		obj.LeaveArray(&arr)
+	} else if b, ok := obj.Object(); ok {
+		for b.NextKey() {
+			switch string(b.Key()) {
+			case "type":
+				u.blockType = b.Value()
+			case "text":
+				u.blockText, _ = fields.StrMember(&b, &s.text)
+			}
+		}
+		obj.LeaveObject(&b)
+		u.block = true
+	}
+	u.content = obj.Value()
+}
+
 // update maps one session/update (v is its "update" object).
 func (d *Decoder) update(dst []agentstream.Event, line []byte, u *updateOf, sessionID []byte) []agentstream.Event {
 	if !d.started {
 		dst = d.ensureStarted(dst, fields.Str(sessionID))
 	}
 	replay := d.replay
-	kind := string(unquote(u.kind))
+	kind := string(fields.Unquoted(u.kind))
 	switch kind {
 	case "user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan":
 		dst = d.openTurn(dst, replay)
@@ -187,7 +196,7 @@ func (d *Decoder) other(dst []agentstream.Event, line []byte, kind string, u *up
 // something else arrives. A chunk that repeats the whole text streamed so
 // far (some bridges end with one) adds nothing.
 func (d *Decoder) chunk(dst []agentstream.Event, kind int, u *updateOf, replay bool) []agentstream.Event {
-	id := unquote(u.messageID)
+	id := fields.Unquoted(u.messageID)
 	if d.open != kind || d.openReplay != replay || (len(id) > 0 && d.openID != "" && string(id) != d.openID) {
 		dst = d.flush(dst)
 		d.open, d.openReplay = kind, replay
@@ -196,8 +205,8 @@ func (d *Decoder) chunk(dst []agentstream.Event, kind int, u *updateOf, replay b
 		d.openID = string(id)
 	}
 	var s string
-	if u.block && string(unquote(u.blockType)) == "text" {
-		s = fields.Str(u.blockBody)
+	if u.block && string(fields.Unquoted(u.blockType)) == "text" {
+		s = u.blockText
 	} else {
 		s = blockText(u.content)
 	}
@@ -232,7 +241,7 @@ func blockText(b []byte) string {
 		}
 	}
 	get := func(k string) string { return fields.Str(jsonscan.Get(b, k)) }
-	switch string(unquote(typ)) {
+	switch string(fields.Unquoted(typ)) {
 	case "text":
 		return fields.Str(text)
 	case "image", "audio":
@@ -248,16 +257,20 @@ func blockText(b []byte) string {
 // tool is what the decoder knows of one tool call: ACP sends a call, then
 // partial updates of any of its fields.
 type tool struct {
-	kind, title, meta string
-	input             []byte
-	announced, done   bool
+	id, kind, title, meta string
+	input                 []byte
+	announced, done       bool
 }
 
-func (d *Decoder) tool(id string) *tool {
-	t, ok := d.tools[id]
+// tool returns what the decoder knows of the call whose raw JSON id is v,
+// as fields.Str decodes it; a known call's id costs no allocation.
+func (d *Decoder) tool(v []byte) *tool {
+	id, _ := jsonscan.AppendString(d.scratch.text[:0], v)
+	d.scratch.text = id[:0]
+	t, ok := d.tools[string(id)]
 	if !ok {
-		t = &tool{}
-		d.tools[id] = t
+		t = &tool{id: string(id)}
+		d.tools[t.id] = t
 	}
 	return t
 }
@@ -308,8 +321,8 @@ var categories = map[string]string{
 // it runs, tool.result (and file.change for its diffs) when it completes or
 // fails.
 func (d *Decoder) toolUpdate(dst []agentstream.Event, u *updateOf) []agentstream.Event {
-	id := fields.Str(u.toolCallID)
-	t := d.tool(id)
+	t := d.tool(u.toolCallID)
+	id := t.id
 	t.merge(u)
 	if !t.announced {
 		t.announced = true
@@ -327,28 +340,27 @@ func (d *Decoder) toolUpdate(dst []agentstream.Event, u *updateOf) []agentstream
 	if t.done {
 		return dst
 	}
-	content, meta := u.content, u.meta
-	switch status := string(unquote(u.status)); status {
+	c, meta := &u.ct, u.meta
+	switch status := string(fields.Unquoted(u.status)); status {
 	case "completed", "failed":
 		t.done = true
 		r := &agentstream.ToolResult{CallID: id, Name: t.name(), IsError: status == "failed"}
-		var hasDiff bool
-		r.Output, r.Truncated, r.Characters, hasDiff = u.contentText(&d.buf)
+		r.Output, r.Truncated, r.Characters = c.text, c.truncated, c.chars
 		if r.Characters == 0 {
 			r.Output, r.Truncated, r.Characters = rawOutput(u.rawOutput)
 		}
-		if code := fields.Int(jsonscan.GetPath(meta, "terminal_exit", "exit_code")); code != nil {
-			r.ExitCode = code
+		if code := jsonscan.GetPath(meta, "terminal_exit", "exit_code"); len(code) > 0 {
+			r.ExitCode = fields.Int(code)
 		}
 		dst = append(dst, agentstream.E(r))
-		if !r.IsError && hasDiff {
-			if fc := diffs(id, content, &d.dbuf); fc != nil {
+		if !r.IsError && c.hasDiff {
+			if fc := fileChange(id, c.diffs, d.scratch.diff); fc != nil {
 				dst = append(dst, agentstream.E(fc))
 			}
 		}
 	default:
-		if s, trunc, n, _ := u.contentText(&d.buf); n > 0 {
-			dst = append(dst, agentstream.E(&agentstream.ToolOutput{CallID: id, Channel: "stdout", Text: s, Truncated: trunc}))
+		if c.chars > 0 {
+			dst = append(dst, agentstream.E(&agentstream.ToolOutput{CallID: id, Channel: "stdout", Text: c.text, Truncated: c.truncated}))
 		}
 		if s, trunc, n := fields.Text(jsonscan.GetPath(meta, "terminal_output", "data")); n > 0 {
 			dst = append(dst, agentstream.E(&agentstream.ToolOutput{CallID: id, Channel: "stdout", Text: s, Truncated: trunc}))
@@ -357,104 +369,131 @@ func (d *Decoder) toolUpdate(dst []agentstream.Event, u *updateOf) []agentstream
 	return dst
 }
 
-// contentText joins the text of a tool call's content blocks
-// ({type:"content", content: ContentBlock}), and reports whether the list
-// holds diffs; diffs and terminals have their own events.
-func contentText(content []byte, buf *[]byte) (text string, truncated bool, chars int64, hasDiff bool) {
-	arr, ok := jsonscan.Array(content)
-	if !ok {
-		return "", false, 0, false
-	}
-	return contentArr(&arr, buf)
-}
-
-// contentOf is contentText's result, computed while an update is read.
+// contentOf is what a tool call's content array holds: the text of its
+// content blocks ({type:"content", content: ContentBlock}) joined, and its
+// diffs. Diffs and terminals have their own events.
 type contentOf struct {
-	done      bool
 	text      string
 	truncated bool
 	chars     int64
-	hasDiff   bool
+	hasDiff   bool     // an element has the type "diff"
+	diffs     []diffOf // the elements that are diffs, read by their decoded keys
 }
 
-// contentText returns the text of the update's content: as computed in
-// place when it was, else from the raw value.
-func (u *updateOf) contentText(buf *[]byte) (string, bool, int64, bool) {
-	if c := &u.ct; c.done {
-		return c.text, c.truncated, c.chars, c.hasDiff
-	}
-	return contentText(u.content, buf)
+// diffOf is a diff of a tool call's content: its raw path and oldText, and
+// where its decoded texts lie in the scratch space.
+type diffOf struct {
+	path, oldText []byte
+	oldAt, newAt  span
 }
 
-// contentArr is contentText for the array arr iterates, read in one pass.
-func contentArr(arr *jsonscan.Arr, buf *[]byte) (text string, truncated bool, chars int64, hasDiff bool) {
+// span is where a decoded text lies in a buffer.
+type span struct{ from, to int }
+
+// appendDiffText decodes the current member of o, when it is a string, at
+// the end of s.diff; it returns the member's raw value and where its text
+// lies.
+func (s *scratch) appendDiffText(o *jsonscan.Obj) (raw []byte, at span) {
+	from := len(s.diff)
+	s.diff, _ = o.AppendString(s.diff)
+	return o.Value(), span{from, len(s.diff)}
+}
+
+// contentArr reads a tool call's content, the array arr iterates, in one
+// pass: the text of a content block is decoded and clipped where it is
+// scanned, and the texts of diffs are decoded into s.diff.
+func contentArr(arr *jsonscan.Arr, s *scratch) (c contentOf) {
 	var parts []string
-	single, singleTrunc := false, false // parts is one text clipped by clipText
+	single, singleTrunc := false, false // parts is one text, clipped when read
+	s.diff, s.diffs = s.diff[:0], s.diffs[:0]
 	for arr.NextElem() {
-		var typ, inner, btyp, btext []byte
+		var typ, diffType, inner, btyp, btext []byte
+		var clipped fields.Clipped // btext, read in place
+		var df diffOf
 		obj, ok := arr.Object()
 		if !ok {
 			arr.Value()
 			continue
 		}
-		// One pass over the element: the inner block is read in place.
+		mark := len(s.diff)
+		// One pass over the element: the inner block is read in place. The
+		// members of a diff are matched on their decoded keys, the others
+		// on their raw keys; an escaped "type" counts for a diff only.
 		for obj.NextKey() {
-			switch string(obj.Key()) {
-			case "type":
+			switch {
+			case string(obj.Key()) == "type":
 				typ = obj.Value()
-			case "content":
-				btyp, btext = nil, nil
+				diffType = typ
+			case string(obj.Key()) == "content":
+				btyp, btext, clipped = nil, nil, fields.Clipped{}
 				if in, ok := obj.Object(); ok {
 					for in.NextKey() {
 						switch string(in.Key()) {
 						case "type":
 							btyp = in.Value()
 						case "text":
+							clipped = fields.ClipMember(&in, &s.text)
 							btext = in.Value()
 						}
 					}
 					obj.LeaveObject(&in)
 				}
 				inner = obj.Value()
+			case obj.KeyIs("type"):
+				diffType = obj.Value()
+			case obj.KeyIs("path"):
+				df.path = obj.Value()
+			case obj.KeyIs("oldText"):
+				df.oldText, df.oldAt = s.appendDiffText(&obj)
+			case obj.KeyIs("newText"):
+				_, df.newAt = s.appendDiffText(&obj)
 			}
 		}
 		arr.LeaveObject(&obj)
-		switch string(unquote(typ)) {
+		if string(fields.Unquoted(diffType)) == "diff" {
+			s.diffs = append(s.diffs, df)
+		} else {
+			s.diff = s.diff[:mark]
+		}
+		switch string(fields.Unquoted(typ)) {
 		case "diff":
-			hasDiff = true
+			c.hasDiff = true
 			continue
 		case "content":
 		default:
 			continue
 		}
-		var s string
+		var text string
 		var n int64
-		clipped, trunc := false, false
-		if string(unquote(btyp)) == "text" {
-			s, trunc, n = clipText(buf, btext)
-			clipped = true
+		isText, trunc := false, false
+		if string(fields.Unquoted(btyp)) == "text" {
+			text, trunc, n = clipped.Or(btext)
+			isText = true
 		} else {
-			s = blockText(inner)
-			n = int64(agentstream.CountChars(s))
+			text = blockText(inner)
+			n = int64(agentstream.CountChars(text))
 		}
 		if n == 0 {
 			continue
 		}
-		single, singleTrunc = clipped && len(parts) == 0, trunc
-		parts = append(parts, s)
-		chars += n
+		single, singleTrunc = isText && len(parts) == 0, trunc
+		parts = append(parts, text)
+		c.chars += n
 	}
+	c.diffs = s.diffs
 	if len(parts) == 0 {
-		return "", false, 0, hasDiff
+		return c
 	}
 	if single && len(parts) == 1 {
 		// One text, decoded and clipped to MaxText code points: joining
 		// and clipping it again changes nothing.
-		return parts[0], singleTrunc, chars, hasDiff
+		c.text, c.truncated = parts[0], singleTrunc
+		return c
 	}
-	chars += int64(len(parts) - 1)
-	text, truncated = agentstream.Clip(strings.Join(parts, "\n"), agentstream.MaxText)
-	return text, truncated || chars > int64(agentstream.CountChars(text)), chars, hasDiff
+	c.chars += int64(len(parts) - 1)
+	c.text, c.truncated = agentstream.Clip(strings.Join(parts, "\n"), agentstream.MaxText)
+	c.truncated = c.truncated || c.chars > int64(agentstream.CountChars(c.text))
+	return c
 }
 
 // rawOutput is a call's rawOutput as text: a string's value, else compact
@@ -474,90 +513,24 @@ func rawOutput(v []byte) (string, bool, int64) {
 	return s, trunc, int64(agentstream.CountChars(string(b)))
 }
 
-// diffs returns the file.change of a call's diff contents, or nil.
-func diffs(callID string, content []byte, bufs *[2][]byte) *agentstream.FileChange {
-	arr, ok := jsonscan.Array(content)
-	if !ok {
+// fileChange returns the file.change of a call's diffs, whose texts lie in
+// texts, or nil when there are none.
+func fileChange(callID string, diffs []diffOf, texts []byte) *agentstream.FileChange {
+	if len(diffs) == 0 {
 		return nil
 	}
-	var fc *agentstream.FileChange
-	for arr.NextElem() {
-		var typ, pathV, oldV, newV []byte
-		obj, ok := arr.Object()
-		if !ok {
-			arr.Value()
-			continue
-		}
-		for obj.NextKey() {
-			switch {
-			case obj.KeyIs("type"):
-				typ = obj.Value()
-			case obj.KeyIs("path"):
-				pathV = obj.Value()
-			case obj.KeyIs("oldText"):
-				oldV = obj.Value()
-			case obj.KeyIs("newText"):
-				newV = obj.Value()
-			}
-		}
-		arr.LeaveObject(&obj)
-		if string(fields.Unquoted(typ)) != "diff" {
-			continue
-		}
-		if fc == nil {
-			fc = &agentstream.FileChange{CallID: callID, Changes: []agentstream.FileChangeItem{}}
-		}
-		path := fields.Str(pathV)
+	fc := &agentstream.FileChange{CallID: callID, Changes: make([]agentstream.FileChangeItem, 0, len(diffs))}
+	for _, df := range diffs {
+		path := fields.Str(df.path)
 		item := agentstream.FileChangeItem{Path: path, Kind: agentstream.ChangeModify}
-		if len(oldV) == 0 || jsonscan.IsNull(oldV) {
+		if len(df.oldText) == 0 || jsonscan.IsNull(df.oldText) {
 			item.Kind = agentstream.ChangeAdd
 		}
-		diff, trunc := unifiedDiff(path, strBytes(&bufs[0], oldV), strBytes(&bufs[1], newV), item.Kind == agentstream.ChangeAdd)
+		oldText, newText := texts[df.oldAt.from:df.oldAt.to], texts[df.newAt.from:df.newAt.to]
+		diff, trunc := unifiedDiff(path, oldText, newText, item.Kind == agentstream.ChangeAdd)
 		item.Diff = diff
 		fc.Truncated = fc.Truncated || trunc
 		fc.Changes = append(fc.Changes, item)
 	}
 	return fc
-}
-
-// unquote returns the content of the JSON string v: the bytes between the
-// quotes when it has no escape (no allocation), else its decoded value; nil
-// when v is not a string.
-func unquote(v []byte) []byte {
-	if len(v) < 2 || v[0] != '"' {
-		return nil
-	}
-	if bytes.IndexByte(v, '\\') < 0 {
-		return v[1 : len(v)-1]
-	}
-	out, _ := jsonscan.AppendString(nil, v)
-	return out
-}
-
-// clipText is fields.Text decoding into the scratch buffer buf, so that a
-// large output costs one allocation, the string kept.
-func clipText(buf *[]byte, v []byte) (text string, truncated bool, chars int64) {
-	if len(v) == 0 || v[0] != '"' {
-		return "", false, 0
-	}
-	out, total, trunc, ok := jsonscan.AppendStringClip((*buf)[:0], v, agentstream.MaxText)
-	if !ok {
-		return "", false, 0
-	}
-	*buf = out[:0]
-	return string(out), trunc, int64(total)
-}
-
-// strBytes is fields.Str decoding into the scratch buffer buf: the decoded
-// bytes, valid until buf is used again.
-func strBytes(buf *[]byte, v []byte) []byte {
-	if len(v) == 0 || v[0] != '"' {
-		return nil
-	}
-	out, ok := jsonscan.AppendString((*buf)[:0], v)
-	if !ok {
-		return nil
-	}
-	*buf = out[:0]
-	return out
 }

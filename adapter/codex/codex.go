@@ -53,11 +53,11 @@ func NewDecoder() *Decoder {
 
 // line is what a line's top level holds, as raw JSON values.
 type line struct {
-	typ, threadID, sessionID, item, usage, errorV, message []byte
-	timestamp, delta, msg, prompt, callID                  []byte
-	questions, id                                          []byte
-	config                                                 bool // a key of the legacy config summary
-	others                                                 bool // any other key
+	typ, threadID, sessionID, usage, errorV, message []byte
+	timestamp, delta, msg, prompt, callID            []byte
+	questions, id                                    []byte
+	config                                           bool // a key of the legacy config summary
+	others                                           bool // any other key
 
 	itemRead bool   // the item was read in place
 	it       itemOf // the item's members, when read
@@ -85,11 +85,10 @@ func (d *Decoder) Decode(dst []agentstream.Event, raw []byte) []agentstream.Even
 		if string(key) == "item" {
 			l.itemRead = false
 			if o, ok := obj.Object(); ok {
-				l.it, l.itemType = readItem(&o)
+				l.it, l.itemType = readItem(&o, &d.buf)
 				obj.LeaveObject(&o)
 				l.itemRead = true
 			}
-			l.item = obj.Value()
 			continue
 		}
 		v := obj.Value()

@@ -16,11 +16,15 @@ const (
 	phaseCompleted
 )
 
-// itemOf is what an exec --json item holds, as raw JSON values.
+// itemOf is what an exec --json item holds, as raw JSON values. The text
+// and the command output are also decoded where they are read, and an MCP
+// result's content is read in place, so that a large one is scanned once.
 type itemOf struct {
 	id, typ, text, command, output, exitCode, status, changes []byte
 	server, tool, arguments, result, errorV, query, action    []byte
 	items, receivers, prompt, states, message, cwd            []byte
+	textC, outputC                                            fields.Clipped
+	content                                                   mcpParts // result's content
 }
 
 // Tool names of the built-in items, as tool.call and tool.result name them.
@@ -30,53 +34,74 @@ const (
 	nameWebSearch = "web_search"
 )
 
-// readItem reads an item's members in one pass, from its iterator.
-func readItem(obj *jsonscan.Obj) (it itemOf, itemType []byte) {
+// toolTypes are the types of the items that are tool calls.
+var toolTypes = []string{nameCommand, nameFiles, "mcp_tool_call", nameWebSearch, "collab_tool_call"}
+
+// toolType returns the type of a tool item as one of toolTypes, or "" when
+// typ is not one, so that naming the tool does not allocate.
+func toolType(typ []byte) string {
+	for _, t := range toolTypes {
+		if string(typ) == t {
+			return t
+		}
+	}
+	return ""
+}
+
+// readItem reads an item's members in place, each value once; buf is
+// scratch space for decoding.
+func readItem(obj *jsonscan.Obj, buf *[]byte) (it itemOf, itemType []byte) {
 	for obj.NextKey() {
-		v := obj.Value()
 		switch string(obj.Key()) {
-		case "id":
-			it.id = v
-		case "type":
-			it.typ = v
-		case "item_type":
-			itemType = v
 		case "text":
-			it.text = v
-		case "command":
-			it.command = v
+			it.textC = fields.ClipMember(obj, buf)
+			it.text = obj.Value()
 		case "aggregated_output":
-			it.output = v
-		case "exit_code":
-			it.exitCode = v
-		case "status":
-			it.status = v
-		case "changes":
-			it.changes = v
-		case "server":
-			it.server = v
-		case "tool":
-			it.tool = v
-		case "arguments":
-			it.arguments = v
+			it.outputC = fields.ClipMember(obj, buf)
+			it.output = obj.Value()
 		case "result":
-			it.result = v
+			it.content = mcpParts{}
+			if r, ok := obj.Object(); ok {
+				it.content = readMCP(&r, buf)
+				obj.LeaveObject(&r)
+			}
+			it.result = obj.Value()
+		case "id":
+			it.id = obj.Value()
+		case "type":
+			it.typ = obj.Value()
+		case "item_type":
+			itemType = obj.Value()
+		case "command":
+			it.command = obj.Value()
+		case "exit_code":
+			it.exitCode = obj.Value()
+		case "status":
+			it.status = obj.Value()
+		case "changes":
+			it.changes = obj.Value()
+		case "server":
+			it.server = obj.Value()
+		case "tool":
+			it.tool = obj.Value()
+		case "arguments":
+			it.arguments = obj.Value()
 		case "error":
-			it.errorV = v
+			it.errorV = obj.Value()
 		case "query":
-			it.query = v
+			it.query = obj.Value()
 		case "action":
-			it.action = v
+			it.action = obj.Value()
 		case "items":
-			it.items = v
+			it.items = obj.Value()
 		case "receiver_thread_ids":
-			it.receivers = v
+			it.receivers = obj.Value()
 		case "prompt":
-			it.prompt = v
+			it.prompt = obj.Value()
 		case "agents_states":
-			it.states = v
+			it.states = obj.Value()
 		case "message":
-			it.message = v
+			it.message = obj.Value()
 		}
 	}
 	return it, itemType
@@ -85,24 +110,21 @@ func readItem(obj *jsonscan.Obj) (it itemOf, itemType []byte) {
 // item maps item.started, item.updated and item.completed.
 func (d *Decoder) item(dst []agentstream.Event, raw []byte, l *line, phase int) []agentstream.Event {
 	if !l.itemRead {
-		obj, ok := jsonscan.Object(l.item)
-		if !ok {
-			return append(dst, fields.Raw(raw))
-		}
-		l.it, l.itemType = readItem(&obj)
+		// Decode reads an item that is an object in place: this one is
+		// absent or not an object.
+		return append(dst, fields.Raw(raw))
 	}
-	it, itemType := &l.it, l.itemType
-	typ := fields.Str(it.typ)
-	if typ == "" {
-		typ = fields.Str(itemType)
+	it := &l.it
+	typ := fields.Unquoted(it.typ)
+	if len(typ) == 0 {
+		typ = fields.Unquoted(l.itemType)
 	}
-	id := fields.Str(it.id)
-	switch typ {
+	switch string(typ) {
 	case "agent_message", "assistant_message":
 		if phase != phaseCompleted {
 			return dst
 		}
-		text, trunc, n := clipText(&d.buf, it.text)
+		text, trunc, n := it.textC.Or(it.text)
 		if n == 0 {
 			return dst
 		}
@@ -112,7 +134,7 @@ func (d *Decoder) item(dst []agentstream.Event, raw []byte, l *line, phase int) 
 		if phase != phaseCompleted {
 			return dst
 		}
-		text, trunc, n := clipText(&d.buf, it.text)
+		text, trunc, n := it.textC.Or(it.text)
 		if n == 0 {
 			return dst
 		}
@@ -123,15 +145,16 @@ func (d *Decoder) item(dst []agentstream.Event, raw []byte, l *line, phase int) 
 		if phase != phaseCompleted {
 			return dst
 		}
-		text, trunc, _ := fields.Text(it.text)
+		text, trunc, _ := it.textC.Or(it.text)
 		return append(dst, agentstream.E(&agentstream.Message{Role: agentstream.RoleAssistant, Text: text, Truncated: trunc}))
 	case "todo_list":
-		return d.todoList(dst, id, it.items, phase)
+		return d.todoList(dst, fields.Str(it.id), it.items, phase)
 	case "error":
 		msg, _, _ := fields.Text(it.message)
 		return append(dst, agentstream.E(&agentstream.Warning{Message: msg}))
-	case "command_execution", "file_change", "mcp_tool_call", "web_search", "collab_tool_call":
-		return d.toolItem(dst, typ, id, it, phase)
+	}
+	if t := toolType(typ); t != "" {
+		return d.toolItem(dst, t, fields.Str(it.id), it, phase)
 	}
 	return append(dst, fields.Raw(raw))
 }
@@ -195,11 +218,11 @@ func (d *Decoder) toolItem(dst []agentstream.Event, typ, id string, it *itemOf, 
 		return dst
 	}
 	delete(d.items, id)
-	status := fields.Str(it.status)
+	status := string(fields.Unquoted(it.status))
 	r := &agentstream.ToolResult{CallID: id, Name: name, IsError: status == "failed" || status == "declined"}
 	switch typ {
 	case "command_execution":
-		r.Output, r.Truncated, r.Characters = clipText(&d.buf, it.output)
+		r.Output, r.Truncated, r.Characters = it.outputC.Or(it.output)
 		r.ExitCode = fields.Int(it.exitCode)
 		if r.ExitCode != nil && *r.ExitCode != 0 {
 			r.IsError = true
@@ -224,7 +247,7 @@ func (d *Decoder) toolItem(dst []agentstream.Event, typ, id string, it *itemOf, 
 			r.Output, r.Truncated = agentstream.Clip(msg, agentstream.MaxText)
 			r.Characters = int64(agentstream.CountChars(msg))
 		} else {
-			r.Output, r.Truncated, r.Characters = mcpContent(it.result, &d.buf)
+			r.Output, r.Truncated, r.Characters = it.content.output(it.result)
 		}
 	case "collab_tool_call":
 		out := collabOutput(it.states)
@@ -427,72 +450,84 @@ func changesOf(callID string, changes []byte) (*agentstream.FileChange, string) 
 	return fc, out.String()
 }
 
-// mcpContent joins the text blocks of an MCP result, or gives its
-// structured content as JSON when it has no text.
-func mcpContent(result []byte, buf *[]byte) (string, bool, int64) {
-	var parts []string
-	var chars int64
-	// The last content member is the one read, as jsonscan.Get finds it;
-	// each is read in one pass.
-	single := false // parts is one text, clipped as the result needs
-	var singleTrunc bool
-	if obj, ok := jsonscan.Object(result); ok {
-		for obj.NextKey() {
-			if !obj.KeyIs("content") {
-				continue
-			}
-			parts, chars, single = parts[:0], 0, false
-			arr, ok := obj.Array()
-			if !ok {
-				continue
-			}
-			for arr.NextElem() {
-				var typ, text []byte
-				if e, ok := arr.Object(); ok {
-					for e.NextKey() {
-						switch {
-						case e.KeyIs("type"):
-							typ = e.Value()
-						case e.KeyIs("text"):
-							text = e.Value()
-						}
-					}
-					arr.LeaveObject(&e)
-				}
-				b := arr.Value()
-				switch string(fields.Unquoted(typ)) {
-				case "text", "":
-					t, trunc, n := clipText(buf, text)
-					if n == 0 {
-						continue
-					}
-					single, singleTrunc = len(parts) == 0, trunc
-					parts = append(parts, t)
-					chars += n
-				case "image":
-					s := "[image: " + fields.Str(firstOf(b, "mimeType", "mime_type")) + "]"
-					single = false
-					parts = append(parts, s)
-					chars += int64(agentstream.CountChars(s))
-				case "resource", "resource_link":
-					s := "[resource: " + fields.Str(firstOf(b, "uri", "name")) + "]"
-					if r := jsonscan.Get(b, "resource"); len(r) > 0 {
-						s = "[resource: " + fields.Str(jsonscan.Get(r, "uri")) + "]"
-					}
-					single = false
-					parts = append(parts, s)
-					chars += int64(agentstream.CountChars(s))
-				}
-			}
-			obj.LeaveArray(&arr)
+// mcpParts is the content of an MCP result as read: its parts of text,
+// their length in code points, and whether they are a single text already
+// clipped as the output needs.
+type mcpParts struct {
+	parts       []string
+	chars       int64
+	single      bool
+	singleTrunc bool
+}
+
+// readMCP reads the content blocks of an MCP result from its iterator, in
+// one pass; buf is scratch space for decoding. The last content member is
+// the one read, as jsonscan.Get finds it.
+func readMCP(obj *jsonscan.Obj, buf *[]byte) mcpParts {
+	var p mcpParts
+	for obj.NextKey() {
+		if !obj.KeyIs("content") {
+			continue
 		}
+		p.parts, p.chars, p.single = p.parts[:0], 0, false
+		arr, ok := obj.Array()
+		if !ok {
+			continue
+		}
+		for arr.NextElem() {
+			var typ, text []byte
+			var textC fields.Clipped
+			if e, ok := arr.Object(); ok {
+				for e.NextKey() {
+					switch {
+					case e.KeyIs("type"):
+						typ = e.Value()
+					case e.KeyIs("text"):
+						textC = fields.ClipMember(&e, buf)
+						text = e.Value()
+					}
+				}
+				arr.LeaveObject(&e)
+			}
+			b := arr.Value()
+			switch string(fields.Unquoted(typ)) {
+			case "text", "":
+				t, trunc, n := textC.Or(text)
+				if n == 0 {
+					continue
+				}
+				p.single, p.singleTrunc = len(p.parts) == 0, trunc
+				p.parts = append(p.parts, t)
+				p.chars += n
+			case "image":
+				s := "[image: " + fields.Str(firstOf(b, "mimeType", "mime_type")) + "]"
+				p.single = false
+				p.parts = append(p.parts, s)
+				p.chars += int64(agentstream.CountChars(s))
+			case "resource", "resource_link":
+				s := "[resource: " + fields.Str(firstOf(b, "uri", "name")) + "]"
+				if r := jsonscan.Get(b, "resource"); len(r) > 0 {
+					s = "[resource: " + fields.Str(jsonscan.Get(r, "uri")) + "]"
+				}
+				p.single = false
+				p.parts = append(p.parts, s)
+				p.chars += int64(agentstream.CountChars(s))
+			}
+		}
+		obj.LeaveArray(&arr)
 	}
-	if single && len(parts) == 1 {
+	return p
+}
+
+// output joins the text parts of the MCP result whose raw value is
+// result, or gives its structured content as JSON when it has no text.
+func (p *mcpParts) output(result []byte) (string, bool, int64) {
+	if p.single && len(p.parts) == 1 {
 		// One text, decoded and clipped to MaxText code points: joining
 		// and clipping it again changes nothing.
-		return parts[0], singleTrunc, chars
+		return p.parts[0], p.singleTrunc, p.chars
 	}
-	if len(parts) == 0 {
+	if len(p.parts) == 0 {
 		sc := firstOf(result, "structured_content", "structuredContent")
 		if len(sc) == 0 {
 			return "", false, 0
@@ -503,11 +538,21 @@ func mcpContent(result []byte, buf *[]byte) (string, bool, int64) {
 		}
 		return s, false, int64(agentstream.CountChars(s))
 	}
-	if len(parts) > 1 {
-		chars += int64(len(parts) - 1)
+	chars := p.chars
+	if len(p.parts) > 1 {
+		chars += int64(len(p.parts) - 1)
 	}
-	out, trunc := agentstream.Clip(strings.Join(parts, "\n"), agentstream.MaxText)
+	out, trunc := agentstream.Clip(strings.Join(p.parts, "\n"), agentstream.MaxText)
 	return out, trunc || chars > int64(agentstream.CountChars(out)), chars
+}
+
+// mcpContent is the output of the MCP result whose raw value is result.
+func mcpContent(result []byte, buf *[]byte) (string, bool, int64) {
+	var p mcpParts
+	if obj, ok := jsonscan.Object(result); ok {
+		p = readMCP(&obj, buf)
+	}
+	return p.output(result)
 }
 
 func firstOf(obj []byte, keys ...string) []byte {
@@ -586,18 +631,4 @@ func (d *Decoder) collabDone(dst []agentstream.Event, states []byte) []agentstre
 		dst = append(dst, agentstream.E(&agentstream.Subagent{ID: thread, CallID: d.spawned[thread], Status: sub}))
 	}
 	return dst
-}
-
-// clipText is fields.Text decoding into the scratch buffer buf, so that a
-// large output costs one allocation, the string kept.
-func clipText(buf *[]byte, v []byte) (text string, truncated bool, chars int64) {
-	if len(v) == 0 || v[0] != '"' {
-		return "", false, 0
-	}
-	out, total, trunc, ok := jsonscan.AppendStringClip((*buf)[:0], v, agentstream.MaxText)
-	if !ok {
-		return "", false, 0
-	}
-	*buf = out[:0]
-	return string(out), trunc, int64(total)
 }

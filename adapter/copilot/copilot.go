@@ -47,23 +47,66 @@ func NewDecoder() *Decoder {
 	return &Decoder{calls: map[string]call{}, counted: map[string]bool{}}
 }
 
-// lineOf is what a line's top level holds, as raw JSON values.
+// lineOf is what a line's top level holds, as raw JSON values, and what
+// its data object holds.
 type lineOf struct {
 	typ, data, id, timestamp, sessionID, exitCode, usage []byte
-
-	resultRead bool // the data of tool.execution_complete was read in place
-	res        resultOf
+	d                                                    dataOf
 }
 
-// resultOf is what tool.execution_complete's data holds, read in place.
+// dataOf is what a line's data object holds, read in one pass (readData).
+// Text is decoded where it is read, so that a large one is scanned once.
+type dataOf struct {
+	readAs []byte // the raw type the data was read for; nil until it is read
+	object bool   // the data is an object
+
+	res resultOf  // tool.execution_complete
+	msg messageOf // assistant.message
+
+	// The members the other types use.
+	model, newModel, message, errorType, summary, success []byte
+	content, autopilot, toolCallID, toolName, arguments   []byte
+	contentC                                              fields.Clipped
+	deltaContent, partialOutput                           string
+}
+
+// resultOf is what tool.execution_complete's data holds.
 type resultOf struct {
 	id, success, result, errV, toolName []byte
-	content                             []byte // result.content, when result is an object
+	// result.content and result.detailedContent, when result is an object
+	content, detailed []byte
+	// result, when a string, and result.content, decoded where read
+	resultC, contentC fields.Clipped
 }
 
-// readResult reads the members of tool.execution_complete's data in one
-// pass, descending into the result object in place.
-func readResult(o *jsonscan.Obj, r *resultOf) {
+// messageOf is what assistant.message's data holds.
+type messageOf struct {
+	content, requests, reasoning, outputTokens, model, messageID, apiCallID []byte
+	contentC, reasoningC                                                    fields.Clipped
+}
+
+// requestOf is what an entry of assistant.message's toolRequests holds.
+type requestOf struct {
+	id, name, arguments, intention []byte
+}
+
+// readData reads the data object of a line of type typ; buf is scratch
+// space for decoding.
+func readData(o *jsonscan.Obj, typ string, f *dataOf, buf *[]byte) {
+	f.object = true
+	switch typ {
+	case "tool.execution_complete":
+		readResult(o, &f.res, buf)
+	case "assistant.message":
+		readMessage(o, &f.msg, buf)
+	default:
+		readMembers(o, f, buf)
+	}
+}
+
+// readResult reads the members of tool.execution_complete's data,
+// descending into the result object in place.
+func readResult(o *jsonscan.Obj, r *resultOf, buf *[]byte) {
 	for o.NextKey() {
 		switch string(o.Key()) {
 		case "toolCallId":
@@ -71,14 +114,21 @@ func readResult(o *jsonscan.Obj, r *resultOf) {
 		case "success":
 			r.success = o.Value()
 		case "result":
-			r.content = nil
+			r.content, r.detailed = nil, nil
+			r.resultC, r.contentC = fields.Clipped{}, fields.Clipped{}
 			if ro, ok := o.Object(); ok {
 				for ro.NextKey() {
-					if ro.KeyIs("content") {
+					switch {
+					case ro.KeyIs("content"):
+						r.contentC = fields.ClipMember(&ro, buf)
 						r.content = ro.Value()
+					case ro.KeyIs("detailedContent"):
+						r.detailed = ro.Value()
 					}
 				}
 				o.LeaveObject(&ro)
+			} else {
+				r.resultC = fields.ClipMember(o, buf)
 			}
 			r.result = o.Value()
 		case "error":
@@ -87,6 +137,95 @@ func readResult(o *jsonscan.Obj, r *resultOf) {
 			r.toolName = o.Value()
 		}
 	}
+}
+
+// readMessage reads the members of assistant.message's data.
+func readMessage(o *jsonscan.Obj, m *messageOf, buf *[]byte) {
+	for o.NextKey() {
+		switch string(o.Key()) {
+		case "content":
+			m.contentC = fields.ClipMember(o, buf)
+			m.content = o.Value()
+		case "toolRequests":
+			m.requests = o.Value()
+		case "reasoningText":
+			m.reasoningC = fields.ClipMember(o, buf)
+			m.reasoning = o.Value()
+		case "outputTokens":
+			m.outputTokens = o.Value()
+		case "model":
+			m.model = o.Value()
+		case "messageId":
+			m.messageID = o.Value()
+		case "apiCallId":
+			m.apiCallID = o.Value()
+		}
+	}
+}
+
+// readMembers reads the members the other types use, matching keys as
+// jsonscan.Get does.
+func readMembers(o *jsonscan.Obj, f *dataOf, buf *[]byte) {
+	for o.NextKey() {
+		switch string(memberKey(o)) {
+		case "model":
+			f.model = o.Value()
+		case "newModel":
+			f.newModel = o.Value()
+		case "message":
+			f.message = o.Value()
+		case "errorType":
+			f.errorType = o.Value()
+		case "summary":
+			f.summary = o.Value()
+		case "success":
+			f.success = o.Value()
+		case "content":
+			f.contentC = fields.ClipMember(o, buf)
+			f.content = o.Value()
+		case "isAutopilotContinuation":
+			f.autopilot = o.Value()
+		case "deltaContent":
+			f.deltaContent, _ = fields.StrMember(o, buf)
+		case "toolCallId":
+			f.toolCallID = o.Value()
+		case "toolName":
+			f.toolName = o.Value()
+		case "arguments":
+			f.arguments = o.Value()
+		case "partialOutput":
+			f.partialOutput, _ = fields.StrMember(o, buf)
+		}
+	}
+}
+
+// readRequest reads an entry of toolRequests, matching keys as jsonscan.Get
+// does.
+func readRequest(o *jsonscan.Obj, r *requestOf) {
+	for o.NextKey() {
+		switch string(memberKey(o)) {
+		case "toolCallId":
+			r.id = o.Value()
+		case "name":
+			r.name = o.Value()
+		case "arguments":
+			r.arguments = o.Value()
+		case "intentionSummary":
+			r.intention = o.Value()
+		}
+	}
+}
+
+// memberKey returns the key of o's current member decoded, as
+// jsonscan.Get compares keys: its raw bytes when it has no escape.
+func memberKey(o *jsonscan.Obj) []byte {
+	k := o.Key()
+	if bytes.IndexByte(k, '\\') < 0 {
+		return k
+	}
+	q := make([]byte, 0, len(k)+2)
+	q = append(append(append(q, '"'), k...), '"')
+	return unquote(q)
 }
 
 // Decode appends the events of one line to dst.
@@ -109,16 +248,13 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 		case "type":
 			l.typ = obj.Value()
 		case "data":
-			// The data of a tool result, the large line, is read in place
-			// when its type came first.
-			l.resultRead = false
-			if string(fields.Unquoted(l.typ)) == "tool.execution_complete" {
-				if o, ok := obj.Object(); ok {
-					l.res = resultOf{}
-					readResult(&o, &l.res)
-					obj.LeaveObject(&o)
-					l.resultRead = true
-				}
+			// The data, where a tool's output makes a line large, is read
+			// in place when the type came first, as Copilot prints it.
+			l.d = dataOf{}
+			if o, ok := obj.Object(); ok && l.typ != nil {
+				readData(&o, string(unquote(l.typ)), &l.d, &d.buf)
+				obj.LeaveObject(&o)
+				l.d.readAs = l.typ
 			}
 			l.data = obj.Value()
 		case "id":
@@ -139,6 +275,12 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 	typ := string(unquote(l.typ))
 	if typ == "" {
 		return append(dst, fields.Raw(line))
+	}
+	if !bytes.Equal(l.d.readAs, l.typ) {
+		l.d = dataOf{}
+		if o, ok := jsonscan.Object(l.data); ok {
+			readData(&o, typ, &l.d, &d.buf)
+		}
 	}
 	start := len(dst)
 	if !d.started && typ != "result" && len(l.data) > 0 && l.data[0] == '{' && len(l.id) > 0 {
@@ -190,15 +332,14 @@ func (d *Decoder) start(dst []agentstream.Event, typ string, data []byte) []agen
 }
 
 func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, typ string, l *lineOf) []agentstream.Event {
-	data := l.data
-	str := func(k string) string { return fields.Str(jsonscan.Get(data, k)) }
+	f := &l.d
 	switch typ {
 	case "session.start":
 		return dst
 	case "session.tools_updated", "session.model_change":
-		m := str("model")
+		m := fields.Str(f.model)
 		if m == "" {
-			m = str("newModel")
+			m = fields.Str(f.newModel)
 		}
 		if m == "" || m == d.model {
 			return dst
@@ -206,14 +347,14 @@ func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, typ string, l *
 		d.model = m
 		return append(dst, agentstream.E(&agentstream.SessionUpdated{Model: m}))
 	case "session.warning":
-		msg, _ := agentstream.Clip(str("message"), agentstream.MaxText)
+		msg, _ := agentstream.Clip(fields.Str(f.message), agentstream.MaxText)
 		return append(dst, agentstream.E(&agentstream.Warning{Message: msg}))
 	case "session.error":
-		msg, _ := agentstream.Clip(str("message"), agentstream.MaxText)
-		return append(dst, agentstream.E(&agentstream.Error{Message: msg, ErrorType: str("errorType")}))
+		msg, _ := agentstream.Clip(fields.Str(f.message), agentstream.MaxText)
+		return append(dst, agentstream.E(&agentstream.Error{Message: msg, ErrorType: fields.Str(f.errorType)}))
 	case "session.task_complete":
-		d.task = str("summary")
-		if b, ok := jsonscan.Bool(jsonscan.Get(data, "success")); ok && !b {
+		d.task = fields.Str(f.summary)
+		if b, ok := jsonscan.Bool(f.success); ok && !b {
 			msg := "the agent reported the task not completed"
 			if d.task != "" {
 				msg += ": " + fields.Summary(d.task)
@@ -223,12 +364,12 @@ func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, typ string, l *
 		}
 		return dst
 	case "user.message":
-		text, trunc, n := fields.Text(jsonscan.Get(data, "content"))
+		text, trunc, n := f.contentC.Or(f.content)
 		if n == 0 {
 			return dst
 		}
 		role := agentstream.RoleUser
-		if fields.Bool(jsonscan.Get(data, "isAutopilotContinuation")) {
+		if fields.Bool(f.autopilot) {
 			role = agentstream.RoleSystem
 		}
 		return append(dst, agentstream.E(&agentstream.Message{Role: role, Text: text, Truncated: trunc}))
@@ -237,48 +378,45 @@ func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, typ string, l *
 		// turn ends with the result line.
 		return dst
 	case "assistant.message_delta":
-		if s := str("deltaContent"); s != "" {
+		if s := f.deltaContent; s != "" {
 			s, _ = agentstream.Clip(s, agentstream.MaxText)
 			return append(dst, agentstream.E(&agentstream.MessageDelta{Role: agentstream.RoleAssistant, Text: s}))
 		}
 		return dst
 	case "assistant.reasoning_delta":
-		if s := str("deltaContent"); s != "" {
+		if s := f.deltaContent; s != "" {
 			s, _ = agentstream.Clip(s, agentstream.MaxText)
 			return append(dst, agentstream.E(&agentstream.ThinkingDelta{Text: s}))
 		}
 		return dst
 	case "assistant.reasoning":
-		text, trunc, n := fields.Text(jsonscan.Get(data, "content"))
+		text, trunc, n := f.contentC.Or(f.content)
 		if n == 0 {
 			return dst
 		}
 		d.reasoned = true
 		return append(dst, agentstream.E(&agentstream.Thinking{Text: text, Truncated: trunc}))
 	case "assistant.message":
-		return d.message(dst, line, data)
+		if !f.object {
+			return append(dst, fields.Raw(line))
+		}
+		return d.message(dst, &f.msg)
 	case "model.message":
-		return d.modelMessage(dst, line, data)
+		return d.modelMessage(dst, line, l.data)
 	case "tool.execution_start":
-		id := str("toolCallId")
+		id := fields.Str(f.toolCallID)
 		if c, ok := d.calls[id]; ok && c.announced {
 			return dst
 		}
-		return d.toolCall(dst, id, str("toolName"), jsonscan.Get(data, "arguments"), "")
+		return d.toolCall(dst, id, fields.Str(f.toolName), f.arguments, "")
 	case "tool.execution_partial_result":
-		s, trunc := agentstream.Clip(str("partialOutput"), agentstream.MaxText)
+		s, trunc := agentstream.Clip(f.partialOutput, agentstream.MaxText)
 		if s == "" {
 			return dst
 		}
-		return append(dst, agentstream.E(&agentstream.ToolOutput{CallID: str("toolCallId"), Channel: "stdout", Text: s, Truncated: trunc}))
+		return append(dst, agentstream.E(&agentstream.ToolOutput{CallID: fields.Str(f.toolCallID), Channel: "stdout", Text: s, Truncated: trunc}))
 	case "tool.execution_complete":
-		if !l.resultRead {
-			l.res = resultOf{}
-			if o, ok := jsonscan.Object(data); ok {
-				readResult(&o, &l.res)
-			}
-		}
-		return d.toolResult(dst, &l.res)
+		return d.toolResult(dst, &f.res)
 	case "result":
 		return d.result(dst, l)
 	}
@@ -288,59 +426,38 @@ func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, typ string, l *
 // message maps assistant.message: its reasoning (unless reasoning events
 // already showed it), its text, a tool.call per tool request, and the call's
 // output tokens.
-func (d *Decoder) message(dst []agentstream.Event, line, data []byte) []agentstream.Event {
-	var content, requests, reasoning, outputTokens, model, messageID, apiCallID []byte
-	obj, ok := jsonscan.Object(data)
-	if !ok {
-		return append(dst, fields.Raw(line))
-	}
-	for obj.Next() {
-		v := obj.Value()
-		switch string(obj.Key()) {
-		case "content":
-			content = v
-		case "toolRequests":
-			requests = v
-		case "reasoningText":
-			reasoning = v
-		case "outputTokens":
-			outputTokens = v
-		case "model":
-			model = v
-		case "messageId":
-			messageID = v
-		case "apiCallId":
-			apiCallID = v
-		}
-	}
-	if m := fields.Str(model); m != "" {
-		d.model = m
+func (d *Decoder) message(dst []agentstream.Event, m *messageOf) []agentstream.Event {
+	if model := fields.Str(m.model); model != "" {
+		d.model = model
 	}
 	if !d.reasoned {
-		if text, trunc, n := fields.Text(reasoning); n > 0 {
+		if text, trunc, n := m.reasoningC.Or(m.reasoning); n > 0 {
 			dst = append(dst, agentstream.E(&agentstream.Thinking{Text: text, Truncated: trunc}))
 		}
 	}
 	d.reasoned = false
-	if text, trunc, n := fields.Text(content); n > 0 {
+	if text, trunc, n := m.contentC.Or(m.content); n > 0 {
 		d.lastText = text
 		dst = append(dst, agentstream.E(&agentstream.Message{Role: agentstream.RoleAssistant, Text: text, Truncated: trunc}))
 	}
-	arr, _ := jsonscan.Array(requests)
-	for arr.Next() {
-		r := arr.Value()
-		id := fields.Str(jsonscan.Get(r, "toolCallId"))
+	arr, _ := jsonscan.Array(m.requests)
+	for arr.NextElem() {
+		var r requestOf
+		if o, ok := arr.Object(); ok {
+			readRequest(&o, &r)
+			arr.LeaveObject(&o)
+		}
+		id := fields.Str(r.id)
 		if c, ok := d.calls[id]; ok && c.announced {
 			continue
 		}
-		dst = d.toolCall(dst, id, fields.Str(jsonscan.Get(r, "name")), jsonscan.Get(r, "arguments"),
-			fields.Str(jsonscan.Get(r, "intentionSummary")))
+		dst = d.toolCall(dst, id, fields.Str(r.name), r.arguments, fields.Str(r.intention))
 	}
-	key := fields.Str(apiCallID)
+	key := fields.Str(m.apiCallID)
 	if key == "" {
-		key = fields.Str(messageID)
+		key = fields.Str(m.messageID)
 	}
-	return d.callUsage(dst, key, outputTokens)
+	return d.callUsage(dst, key, m.outputTokens)
 }
 
 // modelMessage maps model.message, the raw model response some versions
@@ -408,9 +525,9 @@ func (d *Decoder) toolResult(dst []agentstream.Event, res *resultOf) []agentstre
 	r := &agentstream.ToolResult{CallID: callID, Name: c.name, IsError: !ok}
 	switch {
 	case len(result) > 0 && result[0] == '"':
-		r.Output, r.Truncated, r.Characters = clipText(&d.buf, result)
+		r.Output, r.Truncated, r.Characters = res.resultC.Or(result)
 	case len(result) > 0 && result[0] == '{':
-		r.Output, r.Truncated, r.Characters = clipText(&d.buf, res.content)
+		r.Output, r.Truncated, r.Characters = res.contentC.Or(res.content)
 	}
 	msg, code := errV, []byte(nil)
 	if len(errV) > 0 && errV[0] == '{' {
@@ -429,7 +546,7 @@ func (d *Decoder) toolResult(dst []agentstream.Event, res *resultOf) []agentstre
 		dst = append(dst, agentstream.E(&agentstream.ToolDenied{CallID: callID, Name: c.name, Reason: reason}))
 	}
 	if !r.IsError {
-		if fc := fileChange(callID, c, result); fc != nil {
+		if fc := fileChange(callID, c, res.detailed); fc != nil {
 			dst = append(dst, agentstream.E(fc))
 		}
 	}
@@ -534,18 +651,4 @@ func unquote(v []byte) []byte {
 	}
 	out, _ := jsonscan.AppendString(nil, v)
 	return out
-}
-
-// clipText is fields.Text decoding into the scratch buffer buf, so that a
-// large output costs one allocation, the string kept.
-func clipText(buf *[]byte, v []byte) (text string, truncated bool, chars int64) {
-	if len(v) == 0 || v[0] != '"' {
-		return "", false, 0
-	}
-	out, total, trunc, ok := jsonscan.AppendStringClip((*buf)[:0], v, agentstream.MaxText)
-	if !ok {
-		return "", false, 0
-	}
-	*buf = out[:0]
-	return string(out), trunc, int64(total)
 }

@@ -61,8 +61,9 @@ func describeTool(name string, args []byte, intention string) (category, summary
 }
 
 // fileChange returns the file.change of a file tool that succeeded. The
-// diff is the result's detailedContent when it is a unified diff.
-func fileChange(callID string, c call, result []byte) *agentstream.FileChange {
+// diff is detailed, the result's detailedContent, when it is a unified
+// diff.
+func fileChange(callID string, c call, detailed []byte) *agentstream.FileChange {
 	kind := fileTools[c.name]
 	if kind == "" {
 		return nil
@@ -73,7 +74,7 @@ func fileChange(callID string, c call, result []byte) *agentstream.FileChange {
 	}
 	fc := &agentstream.FileChange{CallID: callID}
 	item := agentstream.FileChangeItem{Path: path, Kind: kind}
-	if diff := fields.Str(jsonscan.Get(result, "detailedContent")); isDiff(diff) {
+	if diff := fields.Str(detailed); isDiff(diff) {
 		item.Diff, fc.Truncated = agentstream.Clip(diff, agentstream.MaxText)
 	}
 	fc.Changes = []agentstream.FileChangeItem{item}

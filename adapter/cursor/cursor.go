@@ -21,7 +21,7 @@ const Harness = "cursor-agent"
 type Decoder struct {
 	sessions map[string]bool
 	init     *agentstream.SessionStarted
-	calls    map[string]string // call id -> tool name, for calls announced
+	calls    map[string]string // ids of the calls announced, each to itself (see callID)
 	text     fields.Acc        // assistant text since the last other line
 	thought  fields.Acc        // thinking deltas since the last other line
 	// The message last completed by a line of another type, when its
@@ -31,7 +31,7 @@ type Decoder struct {
 	copyHash uint64
 	turn     int64
 	active   bool   // events other than a turn's end since the last result
-	buf      []byte // scratch for decoding tool outputs
+	buf      []byte // scratch for decoding texts and tool outputs
 }
 
 var _ agentstream.Decoder = (*Decoder)(nil)
@@ -46,11 +46,14 @@ type lineOf struct {
 	typ, subtype, sessionID, message, toolCall, callID, timestampMs []byte
 	text, result, isError, durationMs, usage                        []byte
 
-	msgRead bool   // the message was read in place
-	msgText string // its content's text
-	msgOK   bool   // its content was a string or an array
-	tcRead  bool   // the tool call was read in place
-	tc      toolCall
+	msgRead  bool   // the message was read in place
+	msgText  string // its content's text
+	msgOK    bool   // its content was a string or an array
+	tcRead   bool   // the tool call was read in place
+	tc       toolCall
+	textRead bool           // a thinking line's text was read in place
+	textStr  string         // its decoded string ("" when not a string)
+	resultC  fields.Clipped // a result line's result, read in place
 }
 
 // Decode appends the events of one line to dst.
@@ -68,9 +71,9 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 	}
 	var l lineOf
 	obj, _ := jsonscan.Object(line)
-	// One pass over the line: a message's content and a tool call, which
-	// may hold a large output, are read in place when the line's type came
-	// first.
+	// One pass over the line: a message's content, a tool call, which may
+	// hold a large output, and the texts of thinking and result lines are
+	// read in place when the line's type came first.
 	for obj.NextKey() {
 		switch string(obj.Key()) {
 		case "type":
@@ -84,7 +87,7 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 			switch string(fields.Unquoted(l.typ)) {
 			case "user", "assistant":
 				if m, ok := obj.Object(); ok {
-					l.msgText, l.msgOK = readContent(&m)
+					l.msgText, l.msgOK = readContent(&m, &d.buf)
 					obj.LeaveObject(&m)
 					l.msgRead = true
 				}
@@ -94,7 +97,7 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 			l.tcRead = false
 			if string(fields.Unquoted(l.typ)) == "tool_call" {
 				if o, ok := obj.Object(); ok {
-					l.tc = readToolCall(&o)
+					l.tc = readToolCall(&o, &d.buf)
 					obj.LeaveObject(&o)
 					l.tcRead = true
 				}
@@ -105,8 +108,16 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 		case "timestamp_ms":
 			l.timestampMs = obj.Value()
 		case "text":
+			l.textRead = string(fields.Unquoted(l.typ)) == "thinking"
+			if l.textRead {
+				l.textStr, _ = fields.StrMember(&obj, &d.buf)
+			}
 			l.text = obj.Value()
 		case "result":
+			l.resultC = fields.Clipped{}
+			if string(fields.Unquoted(l.typ)) == "result" {
+				l.resultC = fields.ClipMember(&obj, &d.buf)
+			}
 			l.result = obj.Value()
 		case "is_error":
 			l.isError = obj.Value()
@@ -247,18 +258,18 @@ func (d *Decoder) initLine(dst []agentstream.Event, line []byte, l *lineOf) []ag
 }
 
 // contentText joins the text blocks of a message's content (an array of
-// {type:"text",text} blocks, or a plain string).
-func contentText(message []byte) (string, bool) {
+// {type:"text",text} blocks, or a plain string); buf is scratch space.
+func contentText(message []byte, buf *[]byte) (string, bool) {
 	m, ok := jsonscan.Object(message)
 	if !ok {
 		return "", false
 	}
-	return readContent(&m)
+	return readContent(&m, buf)
 }
 
 // readContent is contentText reading the message from its iterator in one
 // pass: each content seen replaces the one before it.
-func readContent(m *jsonscan.Obj) (text string, ok bool) {
+func readContent(m *jsonscan.Obj, buf *[]byte) (text string, ok bool) {
 	for m.NextKey() {
 		if !m.KeyIs("content") {
 			continue
@@ -266,39 +277,39 @@ func readContent(m *jsonscan.Obj) (text string, ok bool) {
 		text, ok = "", false
 		arr, isArr := m.Array()
 		if !isArr {
-			if v := m.Value(); len(v) > 0 && v[0] == '"' {
-				text, ok = fields.Str(v), true
-			}
+			text, ok = fields.StrMember(m, buf)
 			continue
 		}
-		text, ok = arrayText(&arr), true
+		text, ok = arrayText(&arr, buf), true
 		m.LeaveArray(&arr)
 	}
 	return text, ok
 }
 
 // arrayText joins the text of the {type:"text",text} blocks of a content
-// array, read in one pass.
-func arrayText(arr *jsonscan.Arr) string {
-	var parts []string
+// array, read in one pass, each text decoded where it is read.
+func arrayText(arr *jsonscan.Arr, buf *[]byte) string {
+	var room [2]string
+	parts := room[:0] // on the stack for messages of one or two texts
 	for arr.NextElem() {
 		b, ok := arr.Object()
 		if !ok {
 			arr.Value()
 			continue
 		}
-		var typ, text []byte
+		var typ []byte
+		var text string
 		for b.NextKey() {
 			switch {
 			case b.KeyIs("type"):
 				typ = b.Value()
 			case b.KeyIs("text"):
-				text = b.Value()
+				text, _ = fields.StrMember(&b, buf)
 			}
 		}
 		arr.LeaveObject(&b)
 		if string(fields.Unquoted(typ)) == "text" {
-			parts = append(parts, fields.Str(text))
+			parts = append(parts, text)
 		}
 	}
 	if len(parts) == 1 {
@@ -308,7 +319,7 @@ func arrayText(arr *jsonscan.Arr) string {
 }
 
 func (d *Decoder) user(dst []agentstream.Event, line []byte, l *lineOf) []agentstream.Event {
-	s, ok := l.content()
+	s, ok := l.content(&d.buf)
 	if !ok {
 		return append(dst, fields.Raw(line))
 	}
@@ -325,7 +336,7 @@ func (d *Decoder) user(dst []agentstream.Event, line []byte, l *lineOf) []agents
 // copy of the whole message: that copy completes the message and is not
 // counted twice.
 func (d *Decoder) assistant(dst []agentstream.Event, line []byte, l *lineOf, t time.Time) []agentstream.Event {
-	s, ok := l.content()
+	s, ok := l.content(&d.buf)
 	if !ok {
 		return append(dst, fields.Raw(line))
 	}
@@ -353,12 +364,12 @@ func (d *Decoder) assistant(dst []agentstream.Event, line []byte, l *lineOf, t t
 	return append(dst, agentstream.E(&agentstream.MessageDelta{Role: agentstream.RoleAssistant, Text: delta}))
 }
 
-// content is the text of the line's message content.
-func (l *lineOf) content() (string, bool) {
+// content is the text of the line's message content; buf is scratch space.
+func (l *lineOf) content(buf *[]byte) (string, bool) {
 	if l.msgRead {
 		return l.msgText, l.msgOK
 	}
-	return contentText(l.message)
+	return contentText(l.message, buf)
 }
 
 // thinking maps thinking/delta (a live delta) and thinking/completed (the
@@ -366,7 +377,10 @@ func (l *lineOf) content() (string, bool) {
 func (d *Decoder) thinking(dst []agentstream.Event, line []byte, l *lineOf, t time.Time) []agentstream.Event {
 	switch string(fields.Unquoted(l.subtype)) {
 	case "delta":
-		s := fields.Str(l.text)
+		s := l.textStr
+		if !l.textRead {
+			s = fields.Str(l.text)
+		}
 		if s == "" {
 			return dst
 		}
@@ -386,35 +400,47 @@ func (d *Decoder) thinking(dst []agentstream.Event, line []byte, l *lineOf, t ti
 // tool.result, announcing the call first when its started line was not
 // seen.
 func (d *Decoder) toolCall(dst []agentstream.Event, line []byte, l *lineOf) []agentstream.Event {
-	tc := l.tc
 	if !l.tcRead {
-		tc = parseToolCall(l.toolCall)
+		l.tc = parseToolCall(l.toolCall)
 	}
+	tc := &l.tc
 	if tc.name == "" {
 		return append(dst, fields.Raw(line))
 	}
-	callID := fields.Str(l.callID)
-	if callID == "" {
-		callID = fields.Str(jsonscan.Get(l.toolCall, "toolCallId"))
-	}
+	callID, seen := d.callID(l)
 	switch string(fields.Unquoted(l.subtype)) {
 	case "started":
-		if _, seen := d.calls[callID]; seen {
+		if seen {
 			return dst
 		}
-		return d.announce(dst, callID, &tc)
+		return d.announce(dst, callID, tc)
 	case "completed":
-		if _, seen := d.calls[callID]; !seen {
-			dst = d.announce(dst, callID, &tc)
+		if !seen {
+			dst = d.announce(dst, callID, tc)
 		}
 		delete(d.calls, callID)
-		return append(dst, tc.results(callID, &d.buf)...)
+		return tc.results(dst, callID, &d.buf)
 	}
 	return append(dst, fields.Raw(line))
 }
 
+// callID returns the call id of a tool_call line (call_id, else the call's
+// toolCallId) and whether the call was announced; the id of a call
+// announced is the string kept then, not a new one.
+func (d *Decoder) callID(l *lineOf) (id string, announced bool) {
+	raw, ok := jsonscan.AppendString(d.buf[:0], l.callID)
+	if !ok || len(raw) == 0 {
+		raw, _ = jsonscan.AppendString(d.buf[:0], jsonscan.Get(l.toolCall, "toolCallId"))
+	}
+	d.buf = raw[:0]
+	if id, announced = d.calls[string(raw)]; announced {
+		return id, true
+	}
+	return string(raw), false
+}
+
 func (d *Decoder) announce(dst []agentstream.Event, callID string, tc *toolCall) []agentstream.Event {
-	d.calls[callID] = tc.name
+	d.calls[callID] = callID
 	dst = append(dst, agentstream.E(tc.call(callID)))
 	if tc.kind == "updateTodos" {
 		if p := fields.TodoPlan(tc.args, "content", stepStatus); p != nil {
@@ -432,7 +458,7 @@ func (d *Decoder) result(dst []agentstream.Event, l *lineOf) []agentstream.Event
 	}
 	failed := fields.Str(l.subtype) != "success" || fields.Bool(l.isError)
 	end := &agentstream.SessionEnded{Status: agentstream.StatusSucceeded, Reason: agentstream.ReasonCompletion}
-	end.Summary, end.Truncated, _ = fields.Text(l.result)
+	end.Summary, end.Truncated, _ = l.resultC.Or(l.result)
 	reason := agentstream.TurnOK
 	if failed {
 		end.Status = agentstream.StatusFailed

@@ -3,6 +3,7 @@ package cursor
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"strings"
 	"unicode/utf8"
 
@@ -20,43 +21,52 @@ type toolCall struct {
 	args   []byte
 	result []byte
 
-	// The result, when read in place: its success and first other member,
-	// and the members of the success object.
+	// The result, read in one pass: its success and first other member,
+	// and the members of the success object, or that object as compact
+	// JSON for the kinds whose output it is.
 	resultRead       bool
 	success, failure []byte
 	succ             outcomeOf
+	succJSON         fields.Clipped
 }
 
 // outcomeOf is what a result's outcome object holds, as raw JSON values
-// (the last member of each name, as jsonscan.Get finds it).
+// (the last member of each name, as jsonscan.Get finds it). The texts the
+// call's kind makes its output of are also decoded where they were read
+// (the C fields), so that a large output is scanned once.
 type outcomeOf struct {
 	interleaved, stdout, stderr, exitCode, path, content []byte
 	diffString, resultForModel, message, isError         []byte
+	interleavedC, stdoutC, stderrC, contentC             fields.Clipped
+	diffStringC, resultForModelC, messageC               fields.Clipped
 }
 
-// readOutcome reads an outcome object in one pass.
-func readOutcome(o *jsonscan.Obj) outcomeOf {
+// readOutcome reads the outcome object of a call of the given kind in one
+// pass; buf is scratch space for decoding.
+func readOutcome(o *jsonscan.Obj, kind string, buf *[]byte) outcomeOf {
 	var of outcomeOf
+	shell := kind == "shell"
+	edit := kind == "edit" || kind == "write" || kind == "delete"
 	for o.NextKey() {
 		switch {
 		case o.KeyIs("interleavedOutput"):
-			of.interleaved = o.Value()
+			of.interleavedC, of.interleaved = clipIf(o, buf, shell)
 		case o.KeyIs("stdout"):
-			of.stdout = o.Value()
+			of.stdoutC, of.stdout = clipIf(o, buf, shell && !hasText(of.interleaved))
 		case o.KeyIs("stderr"):
-			of.stderr = o.Value()
+			of.stderrC, of.stderr = clipIf(o, buf, shell && !hasText(of.interleaved))
 		case o.KeyIs("exitCode"):
 			of.exitCode = o.Value()
 		case o.KeyIs("path"):
 			of.path = o.Value()
 		case o.KeyIs("content"):
-			of.content = o.Value()
+			of.contentC, of.content = clipIf(o, buf, kind == "read")
 		case o.KeyIs("diffString"):
-			of.diffString = o.Value()
+			of.diffStringC, of.diffString = clipIf(o, buf, kind == "edit")
 		case o.KeyIs("resultForModel"):
-			of.resultForModel = o.Value()
+			of.resultForModelC, of.resultForModel = clipIf(o, buf, edit)
 		case o.KeyIs("message"):
-			of.message = o.Value()
+			of.messageC, of.message = clipIf(o, buf, edit && !isString(of.resultForModel))
 		case o.KeyIs("isError"):
 			of.isError = o.Value()
 		}
@@ -64,25 +74,55 @@ func readOutcome(o *jsonscan.Obj) outcomeOf {
 	return of
 }
 
+// clipIf returns the current member of o decoded and clipped in place when
+// want is set (see fields.ClipMember), and its raw value.
+func clipIf(o *jsonscan.Obj, buf *[]byte, want bool) (fields.Clipped, []byte) {
+	var c fields.Clipped
+	if want {
+		c = fields.ClipMember(o, buf)
+	}
+	return c, o.Value()
+}
+
+// isString reports whether v is a JSON string.
+func isString(v []byte) bool { return len(v) > 0 && v[0] == '"' }
+
+// hasText reports whether v is a JSON string that is not empty.
+func hasText(v []byte) bool { return len(v) > 2 && v[0] == '"' }
+
 // parseOutcome is readOutcome for an outcome given as a raw value; one that
 // is not an object has no members.
-func parseOutcome(v []byte) outcomeOf {
+func parseOutcome(v []byte, kind string, buf *[]byte) outcomeOf {
 	o, ok := jsonscan.Object(v)
 	if !ok {
 		return outcomeOf{}
 	}
-	return readOutcome(&o)
+	return readOutcome(&o, kind, buf)
+}
+
+// compactOutput reports whether a successful call's output is its outcome
+// as compact JSON: true for the kinds without a text output of their own.
+func (tc *toolCall) compactOutput() bool {
+	switch tc.kind {
+	case "shell", "read", "edit", "write", "delete", "mcp":
+		return false
+	}
+	return true
 }
 
 // readResult reads a result object in place: its success, read in one
-// pass when an object, and its first other member.
-func (tc *toolCall) readResult(r *jsonscan.Obj) {
-	tc.success, tc.failure, tc.succ = nil, nil, outcomeOf{}
+// pass when an object, and its first other member. buf is scratch space.
+func (tc *toolCall) readResult(r *jsonscan.Obj, buf *[]byte) {
+	tc.success, tc.failure, tc.succ, tc.succJSON = nil, nil, outcomeOf{}, fields.Clipped{}
 	for r.NextKey() {
 		if string(r.Key()) == "success" {
-			tc.succ = outcomeOf{}
+			tc.succ, tc.succJSON = outcomeOf{}, fields.Clipped{}
 			if so, ok := r.Object(); ok {
-				tc.succ = readOutcome(&so)
+				if tc.compactOutput() {
+					tc.succJSON = compactText(buf, &so)
+				} else {
+					tc.succ = readOutcome(&so, tc.kind, buf)
+				}
 				r.LeaveObject(&so)
 			}
 			tc.success = r.Value()
@@ -94,8 +134,9 @@ func (tc *toolCall) readResult(r *jsonscan.Obj) {
 }
 
 // readToolCall is parseToolCall reading the tool_call object from its
-// iterator, descending into the call and its result in place.
-func readToolCall(o *jsonscan.Obj) toolCall {
+// iterator, descending into the call and its result in place; buf is
+// scratch space for decoding the result.
+func readToolCall(o *jsonscan.Obj, buf *[]byte) toolCall {
 	var tc toolCall
 	for o.NextKey() {
 		k := o.Key()
@@ -114,7 +155,7 @@ func readToolCall(o *jsonscan.Obj) toolCall {
 				case "result":
 					tc.resultRead = false
 					if r, ok := inner.Object(); ok {
-						tc.readResult(&r)
+						tc.readResult(&r, buf)
 						inner.LeaveObject(&r)
 					}
 					tc.result = inner.Value()
@@ -187,8 +228,13 @@ func parseToolCall(v []byte) toolCall {
 	return tc
 }
 
+// unescape decodes the raw bytes of a key; a kind of cursorTools is given
+// as its key there, without allocating.
 func unescape(k []byte) string {
 	if bytes.IndexByte(k, '\\') < 0 {
+		if kind, ok := knownKinds[string(k)]; ok {
+			return kind
+		}
 		return string(k)
 	}
 	s, _ := jsonscan.String(append(append([]byte{'"'}, k...), '"'))
@@ -213,6 +259,15 @@ var cursorTools = map[string]struct {
 	"updateTodos": {agentstream.CategoryPlan, nil},
 	"mcp":         {agentstream.CategoryMCP, nil},
 }
+
+// knownKinds maps each kind of cursorTools to itself.
+var knownKinds = func() map[string]string {
+	m := make(map[string]string, len(cursorTools))
+	for kind := range cursorTools {
+		m[kind] = kind
+	}
+	return m
+}()
 
 // describe returns the category and safe summary of a call.
 func (tc *toolCall) describe() (category, summary string) {
@@ -250,22 +305,23 @@ func (tc *toolCall) call(callID string) *agentstream.ToolCall {
 	return &agentstream.ToolCall{CallID: callID, Name: tc.name, Input: in, Truncated: trunc, Category: category, Summary: summary}
 }
 
-// results returns the events of a completed call: tool.result, plus
-// file.change for an edit with a diff or a delete that succeeded.
-func (tc *toolCall) results(callID string, buf *[]byte) []agentstream.Event {
+// results appends the events of a completed call to dst: tool.result,
+// plus file.change for an edit with a diff or a delete that succeeded. buf
+// is scratch space for decoding.
+func (tc *toolCall) results(dst []agentstream.Event, callID string, buf *[]byte) []agentstream.Event {
 	r := &agentstream.ToolResult{CallID: callID, Name: tc.name}
 	// The result is {"success":{…}}, or {"error":{…}} (or "failure",
 	// "rejected", …) when the tool did not do its work.
 	if !tc.resultRead {
-		tc.success, tc.failure, tc.succ = nil, nil, outcomeOf{}
+		tc.success, tc.failure, tc.succ, tc.succJSON = nil, nil, outcomeOf{}, fields.Clipped{}
 		if obj, ok := jsonscan.Object(tc.result); ok {
-			tc.readResult(&obj)
+			tc.readResult(&obj, buf)
 		}
 	}
 	outcome, failure, of := tc.success, tc.failure, &tc.succ
 	if outcome == nil && failure != nil {
 		outcome, r.IsError = failure, true
-		f := parseOutcome(failure)
+		f := parseOutcome(failure, tc.kind, buf)
 		of = &f
 	}
 	switch {
@@ -273,56 +329,57 @@ func (tc *toolCall) results(callID string, buf *[]byte) []agentstream.Event {
 	case r.IsError && tc.kind != "shell":
 		r.Output, r.Truncated, r.Characters = errorText(outcome)
 	case tc.kind == "shell":
-		r.Output, r.Truncated, r.Characters = shellOutput(of, buf)
+		r.Output, r.Truncated, r.Characters = shellOutput(of)
 		r.ExitCode = fields.Int(of.exitCode)
 		if r.ExitCode != nil && *r.ExitCode != 0 {
 			r.IsError = true
 		}
 	case tc.kind == "read":
-		r.Output, r.Truncated, r.Characters = clipText(buf, of.content)
+		r.Output, r.Truncated, r.Characters = of.contentC.Or(of.content)
 	case tc.kind == "edit" || tc.kind == "write" || tc.kind == "delete":
-		r.Output, r.Truncated, r.Characters = clipText(buf, firstStr(of.resultForModel, of.message))
+		switch {
+		case isString(of.resultForModel):
+			r.Output, r.Truncated, r.Characters = of.resultForModelC.Or(of.resultForModel)
+		case isString(of.message):
+			r.Output, r.Truncated, r.Characters = of.messageC.Or(of.message)
+		}
 	case tc.kind == "mcp":
 		r.Output, r.Truncated, r.Characters = mcpText(outcome)
 		r.IsError = r.IsError || fields.Bool(of.isError)
+	case tc.succJSON.OK:
+		r.Output, r.Truncated, r.Characters = tc.succJSON.Text, tc.succJSON.Truncated, tc.succJSON.Chars
 	default:
-		r.Output, r.Truncated, r.Characters = jsonTextBuf(buf, outcome)
+		r.Output, r.Truncated, r.Characters = jsonText(outcome)
 	}
-	evs := []agentstream.Event{agentstream.E(r)}
+	dst = append(dst, agentstream.E(r))
 	if r.IsError || len(outcome) == 0 {
-		return evs
-	}
-	path := fields.Str(of.path)
-	if path == "" {
-		path = fields.Str(jsonscan.Get(tc.args, "path"))
+		return dst
 	}
 	switch tc.kind {
 	case "edit":
-		diff := fields.Str(of.diffString)
-		if diff == "" {
-			return evs
+		diff, trunc, chars := of.diffStringC.Or(of.diffString)
+		if chars == 0 {
+			return dst
 		}
-		fc := &agentstream.FileChange{CallID: callID}
-		diff, fc.Truncated = agentstream.Clip(diff, agentstream.MaxText)
-		fc.Changes = []agentstream.FileChangeItem{{Path: path, Kind: agentstream.ChangeModify, Diff: diff}}
-		evs = append(evs, agentstream.E(fc))
+		fc := &agentstream.FileChange{CallID: callID, Truncated: trunc}
+		fc.Changes = []agentstream.FileChangeItem{{Path: tc.changedPath(of), Kind: agentstream.ChangeModify, Diff: diff}}
+		dst = append(dst, agentstream.E(fc))
 	case "delete":
-		evs = append(evs, agentstream.E(&agentstream.FileChange{
+		dst = append(dst, agentstream.E(&agentstream.FileChange{
 			CallID:  callID,
-			Changes: []agentstream.FileChangeItem{{Path: path, Kind: agentstream.ChangeDelete}},
+			Changes: []agentstream.FileChangeItem{{Path: tc.changedPath(of), Kind: agentstream.ChangeDelete}},
 		}))
 	}
-	return evs
+	return dst
 }
 
-// firstStr returns the first of vs that is a JSON string.
-func firstStr(vs ...[]byte) []byte {
-	for _, v := range vs {
-		if len(v) > 0 && v[0] == '"' {
-			return v
-		}
+// changedPath is the path a file.change names: the outcome's, else the
+// arguments'.
+func (tc *toolCall) changedPath(of *outcomeOf) string {
+	if path := fields.Str(of.path); path != "" {
+		return path
 	}
-	return nil
+	return fields.Str(jsonscan.Get(tc.args, "path"))
 }
 
 func firstString(obj []byte, keys ...string) []byte {
@@ -347,12 +404,12 @@ func errorText(outcome []byte) (string, bool, int64) {
 
 // shellOutput joins a shell outcome's stdout and stderr (its interleaved
 // output when it has one).
-func shellOutput(of *outcomeOf, buf *[]byte) (string, bool, int64) {
-	if v := of.interleaved; len(v) > 2 && v[0] == '"' {
-		return clipText(buf, v)
+func shellOutput(of *outcomeOf) (string, bool, int64) {
+	if hasText(of.interleaved) {
+		return of.interleavedC.Or(of.interleaved)
 	}
-	out, outTrunc, outChars := clipText(buf, of.stdout)
-	errText, errTrunc, errChars := clipText(buf, of.stderr)
+	out, outTrunc, outChars := of.stdoutC.Or(of.stdout)
+	errText, errTrunc, errChars := of.stderrC.Or(of.stderr)
 	switch {
 	case errChars == 0:
 		return out, outTrunc, outChars
@@ -391,59 +448,55 @@ func mcpText(outcome []byte) (string, bool, int64) {
 	return s, trunc || chars > int64(agentstream.CountChars(s)), chars
 }
 
-// clipText is fields.Text decoding into the scratch buffer buf, so that a
-// large output costs one allocation, the string kept.
-func clipText(buf *[]byte, v []byte) (text string, truncated bool, chars int64) {
-	if len(v) == 0 || v[0] != '"' {
-		return "", false, 0
-	}
-	out, total, trunc, ok := jsonscan.AppendStringClip((*buf)[:0], v, agentstream.MaxText)
-	if !ok {
-		return "", false, 0
-	}
-	*buf = out[:0]
-	return string(out), trunc, int64(total)
-}
-
-// runeCount is utf8.RuneCount (a code point per invalid byte), counted
-// without copying b to a string.
+// runeCount is utf8.RuneCount (a code point per invalid byte). Valid UTF-8,
+// the usual case, has a code point per byte that does not continue one:
+// those bytes are counted eight at a time.
 func runeCount(b []byte) int {
-	n := 0
-	for i := 0; i < len(b); n++ {
-		// Eight ASCII bytes at a time.
-		for i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:])&0x8080808080808080 == 0 {
-			i += 8
-			n += 8
+	if !utf8.Valid(b) {
+		return utf8.RuneCount(b)
+	}
+	n, i := len(b), 0
+	for ; i+8 <= len(b); i += 8 {
+		// Continuation bytes are 10xxxxxx: top bit set, the next clear.
+		x := binary.LittleEndian.Uint64(b[i:])
+		n -= bits.OnesCount64(x &^ (x << 1) & 0x8080808080808080)
+	}
+	for _, c := range b[i:] {
+		if !utf8.RuneStart(c) {
+			n--
 		}
-		if i >= len(b) {
-			return n
-		}
-		if b[i] < utf8.RuneSelf {
-			i++
-			continue
-		}
-		_, w := utf8.DecodeRune(b[i:])
-		i += w
 	}
 	return n
 }
 
-// compactBuf receives a compacted value piece by piece: the first pieces,
-// until they pass limit bytes, are kept; the code points of the rest are
-// only counted. Past limit the kept bytes hold more than MaxText code
-// points, so clipping them gives what clipping the whole would. Every piece
-// boundary has an ASCII byte on one side (key text sits between quotes), so
-// counting piece by piece counts what counting the whole would.
+// compactBuf receives a compacted value piece by piece: its first bytes,
+// until they pass limit, are kept; the code points of the rest are only
+// counted. Past limit the kept bytes hold more than MaxText code points, so
+// clipping them gives what clipping the whole would. Every piece boundary
+// has an ASCII byte on one side (key text sits between quotes), and a piece
+// is only cut before a byte that starts a code point, so counting piece by
+// piece counts what counting the whole would.
 type compactBuf struct {
 	b     []byte
-	rest  int // code points of the pieces not kept
+	rest  int // code points of the bytes not kept
 	limit int
 }
 
+// add keeps p, or as much of it as takes the kept bytes past limit, cut
+// before a byte that starts a code point (no code point, valid or not,
+// spans that cut), and counts the code points of the rest.
 func (c *compactBuf) add(p []byte) {
-	if len(c.b) > c.limit {
+	room := c.limit + 1 - len(c.b)
+	if room <= 0 {
 		c.rest += runeCount(p)
 		return
+	}
+	if room < len(p) {
+		for room < len(p) && !utf8.RuneStart(p[room]) {
+			room++
+		}
+		c.rest += runeCount(p[room:])
+		p = p[:room]
 	}
 	c.b = append(c.b, p...)
 }
@@ -458,8 +511,10 @@ func (c *compactBuf) addByte(p byte) {
 
 // compactObj writes the object o iterates with insignificant whitespace
 // removed and every other byte kept, as jsonscan.AppendCompact does, reading
-// each value once.
-func compactObj(c *compactBuf, o *jsonscan.Obj) {
+// each value once. It returns o run to its end, for its parent to leave.
+// Iterators are passed by value: a pointer to one would make every nested
+// value's iterator escape to the heap through the recursion.
+func compactObj(c *compactBuf, o jsonscan.Obj) jsonscan.Obj {
 	c.addByte('{')
 	for n := 0; o.NextKey(); n++ {
 		if n > 0 {
@@ -470,53 +525,50 @@ func compactObj(c *compactBuf, o *jsonscan.Obj) {
 		c.addByte('"')
 		c.addByte(':')
 		if v, ok := o.Object(); ok {
-			compactObj(c, &v)
+			v = compactObj(c, v)
 			o.LeaveObject(&v)
 		} else if v, ok := o.Array(); ok {
-			compactArr(c, &v)
+			v = compactArr(c, v)
 			o.LeaveArray(&v)
 		} else {
 			c.add(o.Value())
 		}
 	}
 	c.addByte('}')
+	return o
 }
 
-func compactArr(c *compactBuf, a *jsonscan.Arr) {
+// compactArr is compactObj for an array.
+func compactArr(c *compactBuf, a jsonscan.Arr) jsonscan.Arr {
 	c.addByte('[')
 	for n := 0; a.NextElem(); n++ {
 		if n > 0 {
 			c.addByte(',')
 		}
 		if v, ok := a.Object(); ok {
-			compactObj(c, &v)
+			v = compactObj(c, v)
 			a.LeaveObject(&v)
 		} else if v, ok := a.Array(); ok {
-			compactArr(c, &v)
+			v = compactArr(c, v)
 			a.LeaveArray(&v)
 		} else {
 			c.add(a.Value())
 		}
 	}
 	c.addByte(']')
+	return a
 }
 
-// jsonTextBuf is jsonText compacting into the scratch buffer buf. v is a
-// value of a line already found valid, so an object is compacted in one
-// pass over it, keeping only the bytes the clipped text can need.
-func jsonTextBuf(buf *[]byte, v []byte) (string, bool, int64) {
-	o, ok := jsonscan.Object(v)
-	if !ok {
-		return jsonText(v)
-	}
+// compactText is the output of a tool whose outcome has no text of its
+// own, read from the outcome's iterator: the object compacted in one pass
+// into the scratch buffer buf, keeping only the bytes the clipped text can
+// need, then clipped. It is valid once the object is found well-formed.
+func compactText(buf *[]byte, o *jsonscan.Obj) fields.Clipped {
 	c := compactBuf{b: (*buf)[:0], limit: utf8.UTFMax*agentstream.MaxText + utf8.UTFMax}
-	compactObj(&c, &o)
-	if !o.Complete() {
-		return jsonText(v)
-	}
+	*o = compactObj(&c, *o)
 	*buf = c.b[:0]
 	s, trunc := agentstream.ClipBytes(c.b, agentstream.MaxText)
-	return s, trunc, int64(runeCount(c.b) + c.rest)
+	return fields.Clipped{Text: s, Truncated: trunc, Chars: int64(runeCount(c.b) + c.rest), OK: true}
 }
 
 // jsonText is the output of a tool whose result has no text of its own: the

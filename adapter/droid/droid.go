@@ -26,7 +26,8 @@ type Decoder struct {
 	replied  bool      // an assistant message came since the last prompt or tool
 	early    string    // the final text a completion showed before its message
 	turn     int64
-	active   bool // events other than a turn's end since the last completion
+	active   bool   // events other than a turn's end since the last completion
+	buf      []byte // scratch for decoding texts and outputs
 }
 
 // pending is a tool call waiting for its result.
@@ -41,12 +42,16 @@ func NewDecoder() *Decoder {
 	return &Decoder{sessions: map[string]bool{}}
 }
 
-// lineOf is what a line's top level holds, as raw JSON values.
+// lineOf is what a line's top level holds, as raw JSON values. The text
+// and a tool's value are also decoded where they are read, so that a large
+// one is scanned once.
 type lineOf struct {
 	typ, subtype, sessionID, role, text, timestamp, id, toolID, toolName []byte
 	parameters, isError, value, errorV, message, source, finalText       []byte
 	numTurns, durationMs, usage, result, durationMsSnake, numTurnsSnake  []byte
 	isErrorSnake                                                         []byte
+	textS                                                                string // text decoded, "" when not a string
+	valueC                                                               fields.Clipped
 }
 
 // Decode appends the events of one line to dst.
@@ -64,66 +69,68 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 	}
 	var l lineOf
 	obj, _ := jsonscan.Object(line)
-	for obj.Next() {
-		v := obj.Value()
+	// One pass over the line: the text and the value, which may be large,
+	// are decoded as they are read.
+	for obj.NextKey() {
 		switch string(obj.Key()) {
-		case "type":
-			l.typ = v
-		case "subtype":
-			l.subtype = v
-		case "session_id":
-			l.sessionID = v
-		case "role":
-			l.role = v
 		case "text":
-			l.text = v
-		case "timestamp":
-			l.timestamp = v
-		case "id":
-			l.id = v
-		case "toolId":
-			l.toolID = v
-		case "toolName":
-			l.toolName = v
-		case "parameters":
-			l.parameters = v
-		case "isError":
-			l.isError = v
-		case "is_error":
-			l.isErrorSnake = v
+			l.textS, _ = fields.StrMember(&obj, &d.buf)
+			l.text = obj.Value()
 		case "value":
-			l.value = v
+			l.valueC = fields.ClipMember(&obj, &d.buf)
+			l.value = obj.Value()
+		case "type":
+			l.typ = obj.Value()
+		case "subtype":
+			l.subtype = obj.Value()
+		case "session_id":
+			l.sessionID = obj.Value()
+		case "role":
+			l.role = obj.Value()
+		case "timestamp":
+			l.timestamp = obj.Value()
+		case "id":
+			l.id = obj.Value()
+		case "toolId":
+			l.toolID = obj.Value()
+		case "toolName":
+			l.toolName = obj.Value()
+		case "parameters":
+			l.parameters = obj.Value()
+		case "isError":
+			l.isError = obj.Value()
+		case "is_error":
+			l.isErrorSnake = obj.Value()
 		case "error":
-			l.errorV = v
+			l.errorV = obj.Value()
 		case "message":
-			l.message = v
+			l.message = obj.Value()
 		case "source":
-			l.source = v
+			l.source = obj.Value()
 		case "finalText":
-			l.finalText = v
+			l.finalText = obj.Value()
 		case "numTurns":
-			l.numTurns = v
+			l.numTurns = obj.Value()
 		case "num_turns":
-			l.numTurnsSnake = v
+			l.numTurnsSnake = obj.Value()
 		case "durationMs":
-			l.durationMs = v
+			l.durationMs = obj.Value()
 		case "duration_ms":
-			l.durationMsSnake = v
+			l.durationMsSnake = obj.Value()
 		case "usage":
-			l.usage = v
+			l.usage = obj.Value()
 		case "result":
-			l.result = v
+			l.result = obj.Value()
 		}
 	}
 	if !obj.Complete() {
 		d.early = ""
 		return append(dst, fields.Raw(line))
 	}
-	typ := fields.Str(l.typ)
 	early := d.early
 	d.early = ""
 	start := len(dst)
-	switch typ {
+	switch string(fields.Unquoted(l.typ)) {
 	case "system":
 		if fields.Str(l.subtype) == "init" {
 			dst = d.initLine(dst, line, &l)
@@ -214,16 +221,18 @@ func (d *Decoder) initLine(dst []agentstream.Event, line []byte, l *lineOf) []ag
 // text a completion just showed (0.27.4 printed the completion first) is
 // not shown twice.
 func (d *Decoder) message(dst []agentstream.Event, line []byte, l *lineOf, early string) []agentstream.Event {
-	role := fields.Str(l.role)
-	switch role {
+	var role string
+	switch string(fields.Unquoted(l.role)) {
 	case agentstream.RoleAssistant:
-		d.replied = true
-	case agentstream.RoleUser, agentstream.RoleSystem:
-		d.replied = false
+		role, d.replied = agentstream.RoleAssistant, true
+	case agentstream.RoleUser:
+		role, d.replied = agentstream.RoleUser, false
+	case agentstream.RoleSystem:
+		role, d.replied = agentstream.RoleSystem, false
 	default:
 		return append(dst, fields.Raw(line))
 	}
-	s := fields.Str(l.text)
+	s := l.textS
 	if s == "" || role == agentstream.RoleAssistant && early != "" && strings.HasSuffix(early, s) {
 		return dst
 	}
@@ -296,7 +305,7 @@ func (d *Decoder) toolResult(dst []agentstream.Event, l *lineOf) []agentstream.E
 	r := &agentstream.ToolResult{CallID: p.id, Name: p.name, IsError: fields.Bool(l.isError)}
 	switch v := l.value; {
 	case len(v) > 0 && v[0] == '"':
-		r.Output, r.Truncated, r.Characters = fields.Text(v)
+		r.Output, r.Truncated, r.Characters = l.valueC.Or(v)
 	case len(v) > 0 && !jsonscan.IsNull(v):
 		r.Output, r.Truncated, r.Characters = jsonText(v)
 	}

@@ -22,26 +22,13 @@ type Decoder struct {
 	turn    int64
 	summary string // the latest complete assistant message
 
-	// The assistant text of the current run of delta chunks.
-	text   strings.Builder
+	// The assistant text of the current run of delta chunks; its space is
+	// reused from one run to the next.
+	text   []byte
 	chars  int64
 	textAt time.Time
 
-	buf []byte // scratch for decoding clipped text
-}
-
-// clipText is fields.Text decoding into the decoder's scratch buffer, so
-// that a large output costs one allocation, the string kept.
-func (d *Decoder) clipText(v []byte) (text string, truncated bool, chars int64) {
-	if len(v) == 0 || v[0] != '"' {
-		return "", false, 0
-	}
-	out, total, trunc, ok := jsonscan.AppendStringClip(d.buf[:0], v, agentstream.MaxText)
-	if !ok {
-		return "", false, 0
-	}
-	d.buf = out[:0]
-	return string(out), trunc, int64(total)
+	buf []byte // scratch for decoding text where it is read
 }
 
 var _ agentstream.Decoder = (*Decoder)(nil)
@@ -54,11 +41,14 @@ func NewDecoder() *Decoder {
 // textCap bounds the accumulated text: enough for MaxText code points.
 const textCap = 4 * agentstream.MaxText
 
-// line is what a line's top level holds, as raw JSON values.
+// line is what a line's top level holds, as raw JSON values. The content
+// and output strings are also decoded where they are read (the c fields),
+// so that a large one is scanned once.
 type line struct {
 	typ, timestamp, sessionID, model, role, content, delta []byte
 	toolName, toolID, parameters, status, output, errorV   []byte
 	severity, message, stats, response                     []byte
+	contentC, outputC                                      fields.Clipped
 }
 
 // Decode appends the events of one line to dst.
@@ -75,43 +65,44 @@ func (d *Decoder) Decode(dst []agentstream.Event, raw []byte) []agentstream.Even
 	}
 	var l line
 	obj, _ := jsonscan.Object(raw)
-	for obj.Next() {
-		v := obj.Value()
+	for obj.NextKey() {
 		switch string(obj.Key()) {
 		case "type":
-			l.typ = v
+			l.typ = obj.Value()
 		case "timestamp":
-			l.timestamp = v
+			l.timestamp = obj.Value()
 		case "session_id":
-			l.sessionID = v
+			l.sessionID = obj.Value()
 		case "model":
-			l.model = v
+			l.model = obj.Value()
 		case "role":
-			l.role = v
+			l.role = obj.Value()
 		case "content":
-			l.content = v
+			l.contentC = fields.ClipMember(&obj, &d.buf)
+			l.content = obj.Value()
 		case "delta":
-			l.delta = v
+			l.delta = obj.Value()
 		case "tool_name":
-			l.toolName = v
+			l.toolName = obj.Value()
 		case "tool_id":
-			l.toolID = v
+			l.toolID = obj.Value()
 		case "parameters":
-			l.parameters = v
+			l.parameters = obj.Value()
 		case "status":
-			l.status = v
+			l.status = obj.Value()
 		case "output":
-			l.output = v
+			l.outputC = fields.ClipMember(&obj, &d.buf)
+			l.output = obj.Value()
 		case "error":
-			l.errorV = v
+			l.errorV = obj.Value()
 		case "severity":
-			l.severity = v
+			l.severity = obj.Value()
 		case "message":
-			l.message = v
+			l.message = obj.Value()
 		case "stats":
-			l.stats = v
+			l.stats = obj.Value()
 		case "response":
-			l.response = v
+			l.response = obj.Value()
 		}
 	}
 	if !obj.Complete() {
@@ -138,7 +129,7 @@ func (d *Decoder) Decode(dst []agentstream.Event, raw []byte) []agentstream.Even
 		default:
 			return append(dst, fields.Raw(raw))
 		}
-		text, trunc, n := d.clipText(l.content)
+		text, trunc, n := l.contentC.Or(l.content)
 		if n == 0 {
 			return dst
 		}
@@ -175,17 +166,20 @@ func (d *Decoder) Decode(dst []agentstream.Event, raw []byte) []agentstream.Even
 // chunk maps an assistant delta chunk: a live message.delta now, and text
 // kept for the complete message emitted when anything else arrives.
 func (d *Decoder) chunk(dst []agentstream.Event, l *line, at time.Time) []agentstream.Event {
-	s := fields.Str(l.content)
+	s := l.contentC.Text
+	if !l.contentC.OK || l.contentC.Truncated {
+		s = fields.Str(l.content)
+	}
 	if s == "" {
 		return dst
 	}
 	whole := s
 	d.chars += int64(agentstream.CountChars(s))
-	if room := textCap - d.text.Len(); room > 0 {
+	if room := textCap - len(d.text); room > 0 {
 		if len(s) > room {
 			s, _ = agentstream.Clip(s, room/4)
 		}
-		d.text.WriteString(s)
+		d.text = append(d.text, s...)
 	}
 	d.textAt = at
 	ev := agentstream.E(&agentstream.MessageDelta{Role: agentstream.RoleAssistant, Text: whole})
@@ -198,12 +192,12 @@ func (d *Decoder) flush(dst []agentstream.Event) []agentstream.Event {
 	if d.chars == 0 {
 		return dst
 	}
-	text, trunc := agentstream.Clip(d.text.String(), agentstream.MaxText)
+	text, trunc := agentstream.ClipBytes(d.text, agentstream.MaxText)
 	trunc = trunc || d.chars > int64(agentstream.CountChars(text))
 	d.summary = text
 	ev := agentstream.E(&agentstream.Message{Role: agentstream.RoleAssistant, Text: text, Truncated: trunc})
 	ev.Time = d.textAt
-	d.text.Reset()
+	d.text = d.text[:0]
 	d.chars = 0
 	d.textAt = time.Time{}
 	return append(dst, ev)
@@ -241,7 +235,7 @@ func (d *Decoder) toolResult(dst []agentstream.Event, l *line) []agentstream.Eve
 		name = nameFromID(id)
 	}
 	r := &agentstream.ToolResult{CallID: id, Name: name, IsError: fields.Str(l.status) == "error"}
-	r.Output, r.Truncated, r.Characters = d.clipText(l.output)
+	r.Output, r.Truncated, r.Characters = l.outputC.Or(l.output)
 	if len(l.errorV) > 0 && !jsonscan.IsNull(l.errorV) {
 		r.IsError = true
 		if r.Characters == 0 {

@@ -26,6 +26,7 @@ type Decoder struct {
 	summary  string          // the run's latest text part
 	failure  string          // the run's latest error
 	denied   map[string]bool // tools whose call was refused a permission
+	buf      []byte          // scratch for decoding texts and outputs
 }
 
 var _ agentstream.Decoder = (*Decoder)(nil)
@@ -35,9 +36,84 @@ func NewDecoder() *Decoder {
 	return &Decoder{called: map[string]bool{}, denied: map[string]bool{}}
 }
 
-// line is what a line's top level holds, as raw JSON values.
+// line is what a line's top level holds, as raw JSON values, with its
+// part read in place.
 type line struct {
-	typ, timestamp, sessionID, part, errorV, reason, rejected []byte
+	typ, timestamp, sessionID, errorV, reason, rejected []byte
+	part                                                partOf
+}
+
+// partOf is what a message part holds, as raw JSON values. The text is
+// also decoded where it is read, and the state of a tool part is read in
+// place, so that a large text or output is scanned once.
+type partOf struct {
+	id, messageID, callID, tool, reason, tokens, cost []byte
+	text, state                                       []byte
+	textC                                             fields.Clipped
+	st                                                stateOf
+}
+
+// stateOf is what a tool part's state holds, as raw JSON values, with the
+// output also decoded where it is read.
+type stateOf struct {
+	status, input, output, errorV, metadata []byte
+	outputC                                 fields.Clipped
+}
+
+// readPart reads a part's members in place, each value once; buf is
+// scratch space for decoding.
+func readPart(obj *jsonscan.Obj, buf *[]byte) partOf {
+	var p partOf
+	for obj.NextKey() {
+		switch string(obj.Key()) {
+		case "text":
+			p.textC = fields.ClipMember(obj, buf)
+			p.text = obj.Value()
+		case "state":
+			p.st = stateOf{}
+			if st, ok := obj.Object(); ok {
+				p.st = readState(&st, buf)
+				obj.LeaveObject(&st)
+			}
+			p.state = obj.Value()
+		case "id":
+			p.id = obj.Value()
+		case "messageID":
+			p.messageID = obj.Value()
+		case "callID":
+			p.callID = obj.Value()
+		case "tool":
+			p.tool = obj.Value()
+		case "reason":
+			p.reason = obj.Value()
+		case "tokens":
+			p.tokens = obj.Value()
+		case "cost":
+			p.cost = obj.Value()
+		}
+	}
+	return p
+}
+
+// readState reads a tool part's state in place; buf is scratch space.
+func readState(obj *jsonscan.Obj, buf *[]byte) stateOf {
+	var st stateOf
+	for obj.NextKey() {
+		switch string(obj.Key()) {
+		case "output":
+			st.outputC = fields.ClipMember(obj, buf)
+			st.output = obj.Value()
+		case "status":
+			st.status = obj.Value()
+		case "input":
+			st.input = obj.Value()
+		case "error":
+			st.errorV = obj.Value()
+		case "metadata":
+			st.metadata = obj.Value()
+		}
+	}
+	return st
 }
 
 // Decode appends the events of one line to dst.
@@ -54,32 +130,37 @@ func (d *Decoder) Decode(dst []agentstream.Event, raw []byte) []agentstream.Even
 	}
 	var l line
 	obj, _ := jsonscan.Object(raw)
-	for obj.Next() {
-		v := obj.Value()
+	// One pass over the line: the part, which may hold a large output, is
+	// read in place.
+	for obj.NextKey() {
 		switch string(obj.Key()) {
-		case "type":
-			l.typ = v
-		case "timestamp":
-			l.timestamp = v
-		case "sessionID":
-			l.sessionID = v
 		case "part":
-			l.part = v
+			l.part = partOf{}
+			if p, ok := obj.Object(); ok {
+				l.part = readPart(&p, &d.buf)
+				obj.LeaveObject(&p)
+			}
+		case "type":
+			l.typ = obj.Value()
+		case "timestamp":
+			l.timestamp = obj.Value()
+		case "sessionID":
+			l.sessionID = obj.Value()
 		case "error":
-			l.errorV = v
+			l.errorV = obj.Value()
 		case "reason":
-			l.reason = v
+			l.reason = obj.Value()
 		case "rejected":
-			l.rejected = v
+			l.rejected = obj.Value()
 		}
 	}
 	if !obj.Complete() {
 		return append(dst, fields.Raw(raw))
 	}
 	start := len(dst)
-	switch typ := fields.Str(l.typ); typ {
+	switch typ := string(fields.Unquoted(l.typ)); typ {
 	case "step_start", "text", "reasoning", "tool_use", "step_finish", "error", "done":
-		dst = d.announce(dst, fields.Str(l.sessionID))
+		dst = d.announce(dst, l.sessionID)
 		switch typ {
 		case "step_start":
 			// A step is one model call; the run is one turn, so a step
@@ -90,13 +171,13 @@ func (d *Decoder) Decode(dst []agentstream.Event, raw []byte) []agentstream.Even
 				clear(d.denied)
 			}
 		case "text":
-			dst = d.text(dst, raw, l.part, false)
+			dst = d.text(dst, raw, &l.part, false)
 		case "reasoning":
-			dst = d.text(dst, raw, l.part, true)
+			dst = d.text(dst, raw, &l.part, true)
 		case "tool_use":
-			dst = d.toolUse(dst, raw, l.part)
+			dst = d.toolUse(dst, raw, &l.part)
 		case "step_finish":
-			dst = d.stepFinish(dst, l.part)
+			dst = d.stepFinish(dst, &l.part)
 		case "error":
 			dst = d.error(dst, l.errorV)
 		case "done":
@@ -118,9 +199,15 @@ func (d *Decoder) Decode(dst []agentstream.Event, raw []byte) []agentstream.Even
 // stops without its final step is ended by the runner.
 func (d *Decoder) End(dst []agentstream.Event) []agentstream.Event { return dst }
 
-// announce emits session.started when a line names a session not announced
-// before: opencode has no init line, every line carries the session id.
-func (d *Decoder) announce(dst []agentstream.Event, session string) []agentstream.Event {
+// announce emits session.started when a line names a session (the raw
+// JSON value sessionID) not announced before: opencode has no init line,
+// every line carries the session id, so the same one is told without
+// decoding it.
+func (d *Decoder) announce(dst []agentstream.Event, sessionID []byte) []agentstream.Event {
+	if jsonscan.StringIs(sessionID, d.session) {
+		return dst
+	}
+	session := fields.Str(sessionID)
 	if session == "" || session == d.session {
 		return dst
 	}
@@ -129,12 +216,11 @@ func (d *Decoder) announce(dst []agentstream.Event, session string) []agentstrea
 }
 
 // text maps a finished text or reasoning part.
-func (d *Decoder) text(dst []agentstream.Event, raw, part []byte, thinking bool) []agentstream.Event {
-	v := jsonscan.Get(part, "text")
-	if len(v) == 0 {
+func (d *Decoder) text(dst []agentstream.Event, raw []byte, part *partOf, thinking bool) []agentstream.Event {
+	if len(part.text) == 0 {
 		return append(dst, fields.Raw(raw))
 	}
-	text, trunc, n := fields.Text(v)
+	text, trunc, n := part.textC.Or(part.text)
 	if n == 0 {
 		return dst
 	}
@@ -182,28 +268,11 @@ func parseTokens(v []byte) tokens {
 // stepFinish maps the end of one step (one model call): its usage as call
 // usage, and, when the step's reason is not more tool calls, the end of
 // the run.
-func (d *Decoder) stepFinish(dst []agentstream.Event, part []byte) []agentstream.Event {
-	var id, messageID, reason, toks, cost []byte
-	obj, _ := jsonscan.Object(part)
-	for obj.Next() {
-		v := obj.Value()
-		switch string(obj.Key()) {
-		case "id":
-			id = v
-		case "messageID":
-			messageID = v
-		case "reason":
-			reason = v
-		case "tokens":
-			toks = v
-		case "cost":
-			cost = v
-		}
-	}
+func (d *Decoder) stepFinish(dst []agentstream.Event, part *partOf) []agentstream.Event {
 	// A step-finish part printed twice in a row is one model call.
-	if partID := fields.Str(id); partID == "" || partID != d.lastStep {
+	if partID := fields.Str(part.id); partID == "" || partID != d.lastStep {
 		d.lastStep = partID
-		t := parseTokens(toks)
+		t := parseTokens(part.tokens)
 		u := &agentstream.Usage{
 			Scope:               agentstream.ScopeCall,
 			InputTokens:         t.in,
@@ -211,8 +280,8 @@ func (d *Decoder) stepFinish(dst []agentstream.Event, part []byte) []agentstream
 			CacheReadTokens:     t.cacheRead,
 			CacheCreationTokens: t.cacheWrite,
 			ReasoningTokens:     t.reasoning,
-			MessageID:           fields.Str(messageID),
-			CostUSD:             fields.Float(cost),
+			MessageID:           fields.Str(part.messageID),
+			CostUSD:             fields.Float(part.cost),
 		}
 		// opencode counts reasoning apart from output; the format's
 		// output includes it.
@@ -226,10 +295,14 @@ func (d *Decoder) stepFinish(dst []agentstream.Event, part []byte) []agentstream
 			dst = append(dst, agentstream.E(u))
 		}
 	}
-	r := fields.Str(reason)
-	if r == "" || r == "tool-calls" || r == "unknown" || d.ended {
+	switch string(fields.Unquoted(part.reason)) {
+	case "", "tool-calls", "unknown":
 		return dst
 	}
+	if d.ended {
+		return dst
+	}
+	r := fields.Str(part.reason)
 	status := agentstream.StatusSucceeded
 	if r == "error" || d.failure != "" {
 		status = agentstream.StatusFailed

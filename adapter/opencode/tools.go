@@ -12,47 +12,17 @@ import (
 // toolUse maps a tool part. opencode prints it once the tool completed or
 // failed, so the call and its result come from the same line; a part still
 // pending or running gives the call alone.
-func (d *Decoder) toolUse(dst []agentstream.Event, raw, part []byte) []agentstream.Event {
-	var partID, callID, tool, state []byte
-	obj, _ := jsonscan.Object(part)
-	for obj.Next() {
-		v := obj.Value()
-		switch string(obj.Key()) {
-		case "id":
-			partID = v
-		case "callID":
-			callID = v
-		case "tool":
-			tool = v
-		case "state":
-			state = v
-		}
-	}
-	if len(state) == 0 || len(tool) == 0 {
+func (d *Decoder) toolUse(dst []agentstream.Event, raw []byte, part *partOf) []agentstream.Event {
+	if len(part.state) == 0 || len(part.tool) == 0 {
 		return append(dst, fields.Raw(raw))
 	}
-	var status, input, output, errV, metadata []byte
-	st, _ := jsonscan.Object(state)
-	for st.Next() {
-		v := st.Value()
-		switch string(st.Key()) {
-		case "status":
-			status = v
-		case "input":
-			input = v
-		case "output":
-			output = v
-		case "error":
-			errV = v
-		case "metadata":
-			metadata = v
-		}
-	}
-	id := fields.Str(callID)
+	st := &part.st
+	input, errV, metadata := st.input, st.errorV, st.metadata
+	id := fields.Str(part.callID)
 	if id == "" {
-		id = fields.Str(partID)
+		id = fields.Str(part.id)
 	}
-	name := fields.Str(tool)
+	name := fields.Str(part.tool)
 	if !d.called[id] {
 		in, trunc := fields.Input(input)
 		category, summary := describeTool(name, input)
@@ -75,19 +45,19 @@ func (d *Decoder) toolUse(dst []agentstream.Event, raw, part []byte) []agentstre
 			d.called[id] = true
 		}
 	}
-	s := fields.Str(status)
+	s := string(fields.Unquoted(st.status))
 	if s != "completed" && s != "error" {
 		return dst
 	}
 	delete(d.called, id)
 	r := &agentstream.ToolResult{CallID: id, Name: name, IsError: s == "error"}
-	out := output
+	out, outC := st.output, st.outputC
 	if r.IsError && len(errV) > 0 {
-		out = errV
+		out, outC = errV, fields.Clipped{}
 	}
 	switch {
 	case len(out) > 0 && out[0] == '"':
-		r.Output, r.Truncated, r.Characters = fields.Text(out)
+		r.Output, r.Truncated, r.Characters = outC.Or(out)
 	case len(out) > 0 && !jsonscan.IsNull(out):
 		r.Output, r.Truncated = fields.Input(out)
 		r.Characters = int64(agentstream.CountChars(r.Output))
