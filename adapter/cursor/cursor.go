@@ -188,7 +188,7 @@ func (d *Decoder) flush(dst []agentstream.Event, next string) []agentstream.Even
 	if next != "assistant" && d.text.N > 0 {
 		d.copySize, d.copyHash = 0, 0
 		if d.text.Stamped {
-			d.copySize, d.copyHash = d.text.Size, d.text.Hash
+			d.copySize, d.copyHash = d.text.Size, d.text.Hash()
 		}
 		text, trunc := d.text.Text()
 		dst = append(dst, agentstream.Event{

@@ -1,6 +1,7 @@
 package fields
 
 import (
+	"hash/maphash"
 	"time"
 	"unicode/utf8"
 
@@ -8,8 +9,12 @@ import (
 )
 
 // accCap bounds what an Acc keeps of a text: enough bytes for MaxText code
-// points.
+// points, so that a text longer than accCap bytes is always clipped.
 const accCap = 4 * agentstream.MaxText
+
+// hashSeed is the seed of the hashes Acc keeps. They are compared only
+// within the process, never stored.
+var hashSeed = maphash.MakeSeed()
 
 // Acc accumulates the pieces of one streamed text, for dialects that send a
 // message only in pieces. It keeps the first bytes (enough for MaxText code
@@ -18,38 +23,24 @@ const accCap = 4 * agentstream.MaxText
 // The zero value is empty and ready.
 type Acc struct {
 	buf []byte
-	// N is the number of pieces added, Size their bytes, Chars their code
-	// points, and Hash an FNV-1a hash of their concatenation.
-	N, Size, Chars int
-	Hash           uint64
+	h   maphash.Hash
+	// N is the number of pieces added and Size their bytes.
+	N, Size int
 	// Time is the latest piece's own time, and Stamped whether any piece
 	// had one.
 	Time    time.Time
 	Stamped bool
 }
 
-const (
-	fnvOffset = 14695981039346656037
-	fnvPrime  = 1099511628211
-)
-
-func fnv(h uint64, s string) uint64 {
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= fnvPrime
-	}
-	return h
-}
-
 // Add appends a piece, with its own time when it has one.
 func (a *Acc) Add(s string, t time.Time) {
 	if a.N == 0 {
-		a.Hash = fnvOffset
+		a.h.SetSeed(hashSeed)
 	}
 	a.N++
 	a.Size += len(s)
-	a.Chars += utf8.RuneCountInString(s)
-	a.Hash = fnv(a.Hash, s)
+	// maphash gives the same sum however the bytes are split into writes.
+	a.h.WriteString(s)
 	if room := accCap - len(a.buf); room > 0 {
 		if len(s) > room {
 			for room > 0 && !utf8.RuneStart(s[room]) {
@@ -64,24 +55,34 @@ func (a *Acc) Add(s string, t time.Time) {
 	}
 }
 
-// Whole reports whether s is the whole text accumulated so far.
-func (a *Acc) Whole(s string) bool {
-	return a.N > 0 && len(s) == a.Size && fnv(fnvOffset, s) == a.Hash
+// Hash returns the hash of the whole text accumulated so far.
+func (a *Acc) Hash() uint64 {
+	if a.N == 0 {
+		return Hash("")
+	}
+	return a.h.Sum64()
 }
 
-// Text returns the accumulated text, clipped, and whether it was clipped.
+// Whole reports whether s is the whole text accumulated so far.
+func (a *Acc) Whole(s string) bool {
+	return a.N > 0 && len(s) == a.Size && Hash(s) == a.h.Sum64()
+}
+
+// Text returns the accumulated text, clipped, and whether it was clipped:
+// pieces past accCap bytes were not kept, and make more than MaxText code
+// points.
 func (a *Acc) Text() (string, bool) {
 	t, trunc := agentstream.ClipBytes(a.buf, agentstream.MaxText)
-	return t, trunc || a.Chars > agentstream.MaxText
+	return t, trunc || a.Size > len(a.buf)
 }
 
 // Reset empties the accumulator.
 func (a *Acc) Reset() {
 	a.buf = a.buf[:0]
-	a.Size, a.Chars, a.N = 0, 0, 0
+	a.Size, a.N = 0, 0
 	a.Time, a.Stamped = time.Time{}, false
 }
 
 // Hash returns the hash Acc keeps of a whole text, for comparing a later
 // copy of it.
-func Hash(s string) uint64 { return fnv(fnvOffset, s) }
+func Hash(s string) uint64 { return maphash.String(hashSeed, s) }

@@ -174,6 +174,9 @@ func Summary(s string) string {
 
 // Time parses an RFC 3339 timestamp string, or returns the zero time.
 func Time(v []byte) time.Time {
+	if t, ok := quickTime(v); ok {
+		return t
+	}
 	s := Str(v)
 	if s == "" {
 		return time.Time{}
@@ -183,6 +186,82 @@ func Time(v []byte) time.Time {
 		return time.Time{}
 	}
 	return t.UTC()
+}
+
+// quickTime reads the usual form of an RFC 3339 timestamp string,
+// "2006-01-02T15:04:05[.fraction](Z|±hh:mm)" without escapes, straight from
+// the raw bytes and without allocating. It reports false for anything else,
+// out-of-range fields included, which Time leaves to time.Parse.
+func quickTime(v []byte) (time.Time, bool) {
+	if len(v) < 22 || v[0] != '"' || v[len(v)-1] != '"' {
+		return time.Time{}, false
+	}
+	s := v[1 : len(v)-1]
+	if s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+		return time.Time{}, false
+	}
+	year, ok1 := digits(s[0:4])
+	month, ok2 := digits(s[5:7])
+	day, ok3 := digits(s[8:10])
+	hour, ok4 := digits(s[11:13])
+	minute, ok5 := digits(s[14:16])
+	sec, ok6 := digits(s[17:19])
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 ||
+		month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hour > 23 || minute > 59 || sec > 59 {
+		return time.Time{}, false
+	}
+	rest := s[19:]
+	nsec := 0
+	if len(rest) > 0 && rest[0] == '.' {
+		n := 1
+		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+			n++
+		}
+		if n == 1 || n > 10 {
+			return time.Time{}, false
+		}
+		frac, _ := digits(rest[1:n])
+		for k := n - 1; k < 9; k++ {
+			frac *= 10
+		}
+		nsec, rest = frac, rest[n:]
+	}
+	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
+	switch {
+	case len(rest) == 1 && rest[0] == 'Z':
+		return t, true
+	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
+		oh, ok1 := digits(rest[1:3])
+		om, ok2 := digits(rest[4:6])
+		if !ok1 || !ok2 || oh > 23 || om > 59 {
+			return time.Time{}, false
+		}
+		offset := time.Duration(oh)*time.Hour + time.Duration(om)*time.Minute
+		if rest[0] == '+' {
+			offset = -offset
+		}
+		return t.Add(offset), true
+	}
+	return time.Time{}, false
+}
+
+// digits returns the decimal number b spells, or false if b has another
+// byte than a digit.
+func digits(b []byte) (int, bool) {
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+// daysIn returns the number of days of a month of the proleptic Gregorian
+// calendar.
+func daysIn(year, month int) int {
+	return time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }
 
 // EpochSeconds formats a number of seconds since 1970 as RFC 3339, or ""
