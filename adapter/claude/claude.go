@@ -82,6 +82,7 @@ func NewDecoder(cfg Config) *Decoder {
 // fieldsOf is what a line's top level holds, as raw JSON values, and what
 // was read in place from its message or event.
 type fieldsOf struct {
+	kind                                                string // the line's type
 	typ, subtype, message, parent, event, sessionID     []byte
 	timestamp, isReplay, isSynthetic, errorV, requestID []byte
 	request, response, rateLimit                        []byte
@@ -125,19 +126,19 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 		switch string(obj.Key()) {
 		case "type":
 			f.typ = obj.Value()
+			f.kind = lineKind(fields.Unquoted(f.typ))
 		case "subtype":
 			f.subtype = obj.Value()
 		case "message":
-			t := string(fields.Unquoted(f.typ))
-			if m, ok := obj.Object(); ok && (t == "assistant" || t == "user") {
-				dst = d.readMessage(dst, &m, t, &f)
+			if m, ok := obj.Object(); ok && (f.kind == "assistant" || f.kind == "user") {
+				dst = d.readMessage(dst, &m, f.kind, &f)
 				obj.LeaveObject(&m)
 				f.messageRead = true
 				continue
 			}
 			f.message = obj.Value()
 		case "event":
-			if e, ok := obj.Object(); ok && string(fields.Unquoted(f.typ)) == "stream_event" {
+			if e, ok := obj.Object(); ok && f.kind == "stream_event" {
 				readEvent(&e, &f.ev, &d.buf)
 				obj.LeaveObject(&e)
 				f.eventRead = true
@@ -205,8 +206,38 @@ func (d *Decoder) decodeArray(dst []agentstream.Event, line []byte) []agentstrea
 	return dst
 }
 
+// lineKind returns the line type t as one of the constant names dispatch
+// knows, without allocating, or "" for any other type.
+func lineKind(t []byte) string {
+	switch string(t) {
+	case "system":
+		return "system"
+	case "assistant":
+		return "assistant"
+	case "user":
+		return "user"
+	case "stream_event":
+		return "stream_event"
+	case "result":
+		return "result"
+	case "rate_limit_event":
+		return "rate_limit_event"
+	case "control_request":
+		return "control_request"
+	case "control_response":
+		return "control_response"
+	case "tool_use":
+		return "tool_use"
+	case "ai-title":
+		return "ai-title"
+	case "custom-title":
+		return "custom-title"
+	}
+	return ""
+}
+
 func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, f *fieldsOf) []agentstream.Event {
-	switch string(fields.Unquoted(f.typ)) {
+	switch f.kind {
 	case "system":
 		return d.system(dst, line, f)
 	case "assistant":

@@ -5,6 +5,7 @@
 package fields
 
 import (
+	"bytes"
 	"strings"
 	"time"
 
@@ -293,11 +294,9 @@ func Unquoted(v []byte) []byte {
 		return nil
 	}
 	inner := v[1 : len(v)-1]
-	for _, c := range inner {
-		if c == '\\' {
-			b, _ := jsonscan.AppendString(nil, v)
-			return b
-		}
+	if bytes.IndexByte(inner, '\\') >= 0 {
+		b, _ := jsonscan.AppendString(nil, v)
+		return b
 	}
 	return inner
 }
