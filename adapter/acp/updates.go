@@ -432,8 +432,7 @@ func contentArr(arr *jsonscan.Arr, s *scratch) (c contentOf) {
 						case "type":
 							btyp = in.Value()
 						case "text":
-							clipped = fields.ClipMember(&in, &s.text)
-							btext = in.Value()
+							clipped, btext = fields.ClipRaw(&in, &s.text)
 						}
 					}
 					obj.LeaveObject(&in)

@@ -27,11 +27,9 @@ func readBlock(o *jsonscan.Obj, buf *[]byte) block {
 		case "type":
 			b.typ = o.Value()
 		case "text":
-			b.textC = fields.ClipMember(o, buf)
-			b.text = o.Value()
+			b.textC, b.text = fields.ClipRaw(o, buf)
 		case "thinking":
-			b.thinkingC = fields.ClipMember(o, buf)
-			b.thinking = o.Value()
+			b.thinkingC, b.thinking = fields.ClipRaw(o, buf)
 		case "signature":
 			b.signature = o.Value()
 		case "id":
@@ -43,8 +41,7 @@ func readBlock(o *jsonscan.Obj, buf *[]byte) block {
 		case "tool_use_id":
 			b.toolUseID = o.Value()
 		case "content":
-			b.contentC = fields.ClipMember(o, buf)
-			b.content = o.Value()
+			b.contentC, b.content = fields.ClipRaw(o, buf)
 		case "is_error":
 			b.isError = o.Value()
 		case "source":

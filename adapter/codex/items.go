@@ -54,11 +54,9 @@ func readItem(obj *jsonscan.Obj, buf *[]byte) (it itemOf, itemType []byte) {
 	for obj.NextKey() {
 		switch string(obj.Key()) {
 		case "text":
-			it.textC = fields.ClipMember(obj, buf)
-			it.text = obj.Value()
+			it.textC, it.text = fields.ClipRaw(obj, buf)
 		case "aggregated_output":
-			it.outputC = fields.ClipMember(obj, buf)
-			it.output = obj.Value()
+			it.outputC, it.output = fields.ClipRaw(obj, buf)
 		case "result":
 			it.content = mcpParts{}
 			if r, ok := obj.Object(); ok {
@@ -483,8 +481,7 @@ func readMCP(obj *jsonscan.Obj, buf *[]byte) mcpParts {
 					case e.KeyIs("type"):
 						typ = e.Value()
 					case e.KeyIs("text"):
-						textC = fields.ClipMember(&e, buf)
-						text = e.Value()
+						textC, text = fields.ClipRaw(&e, buf)
 					}
 				}
 				arr.LeaveObject(&e)

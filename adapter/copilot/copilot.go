@@ -120,8 +120,7 @@ func readResult(o *jsonscan.Obj, r *resultOf, buf *[]byte) {
 				for ro.NextKey() {
 					switch {
 					case ro.KeyIs("content"):
-						r.contentC = fields.ClipMember(&ro, buf)
-						r.content = ro.Value()
+						r.contentC, r.content = fields.ClipRaw(&ro, buf)
 					case ro.KeyIs("detailedContent"):
 						r.detailed = ro.Value()
 					}
@@ -144,13 +143,11 @@ func readMessage(o *jsonscan.Obj, m *messageOf, buf *[]byte) {
 	for o.NextKey() {
 		switch string(o.Key()) {
 		case "content":
-			m.contentC = fields.ClipMember(o, buf)
-			m.content = o.Value()
+			m.contentC, m.content = fields.ClipRaw(o, buf)
 		case "toolRequests":
 			m.requests = o.Value()
 		case "reasoningText":
-			m.reasoningC = fields.ClipMember(o, buf)
-			m.reasoning = o.Value()
+			m.reasoningC, m.reasoning = fields.ClipRaw(o, buf)
 		case "outputTokens":
 			m.outputTokens = o.Value()
 		case "model":
@@ -181,8 +178,7 @@ func readMembers(o *jsonscan.Obj, f *dataOf, buf *[]byte) {
 		case "success":
 			f.success = o.Value()
 		case "content":
-			f.contentC = fields.ClipMember(o, buf)
-			f.content = o.Value()
+			f.contentC, f.content = fields.ClipRaw(o, buf)
 		case "isAutopilotContinuation":
 			f.autopilot = o.Value()
 		case "deltaContent":

@@ -77,8 +77,7 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 			l.textS, _ = fields.StrMember(&obj, &d.buf)
 			l.text = obj.Value()
 		case "value":
-			l.valueC = fields.ClipMember(&obj, &d.buf)
-			l.value = obj.Value()
+			l.valueC, l.value = fields.ClipRaw(&obj, &d.buf)
 		case "type":
 			l.typ = obj.Value()
 		case "subtype":

@@ -78,8 +78,7 @@ func (d *Decoder) Decode(dst []agentstream.Event, raw []byte) []agentstream.Even
 		case "role":
 			l.role = obj.Value()
 		case "content":
-			l.contentC = fields.ClipMember(&obj, &d.buf)
-			l.content = obj.Value()
+			l.contentC, l.content = fields.ClipRaw(&obj, &d.buf)
 		case "delta":
 			l.delta = obj.Value()
 		case "tool_name":
@@ -91,8 +90,7 @@ func (d *Decoder) Decode(dst []agentstream.Event, raw []byte) []agentstream.Even
 		case "status":
 			l.status = obj.Value()
 		case "output":
-			l.outputC = fields.ClipMember(&obj, &d.buf)
-			l.output = obj.Value()
+			l.outputC, l.output = fields.ClipRaw(&obj, &d.buf)
 		case "error":
 			l.errorV = obj.Value()
 		case "severity":

@@ -67,8 +67,7 @@ func readPart(obj *jsonscan.Obj, buf *[]byte) partOf {
 	for obj.NextKey() {
 		switch string(obj.Key()) {
 		case "text":
-			p.textC = fields.ClipMember(obj, buf)
-			p.text = obj.Value()
+			p.textC, p.text = fields.ClipRaw(obj, buf)
 		case "state":
 			p.st = stateOf{}
 			if st, ok := obj.Object(); ok {
@@ -101,8 +100,7 @@ func readState(obj *jsonscan.Obj, buf *[]byte) stateOf {
 	for obj.NextKey() {
 		switch string(obj.Key()) {
 		case "output":
-			st.outputC = fields.ClipMember(obj, buf)
-			st.output = obj.Value()
+			st.outputC, st.output = fields.ClipRaw(obj, buf)
 		case "status":
 			st.status = obj.Value()
 		case "input":

@@ -83,6 +83,13 @@ func StrMember(o *jsonscan.Obj, buf *[]byte) (s string, ok bool) {
 	return string(out), true
 }
 
+// ClipRaw is ClipMember returning the member's raw value too, for when the
+// value is not a string or the whole of it is wanted later.
+func ClipRaw(o *jsonscan.Obj, buf *[]byte) (Clipped, []byte) {
+	c := ClipMember(o, buf)
+	return c, o.Value()
+}
+
 // ClipElem is ClipMember for the current element of a.
 func ClipElem(a *jsonscan.Arr, buf *[]byte) Clipped {
 	out, total, trunc, ok := a.AppendStringClip((*buf)[:0], agentstream.MaxText)
