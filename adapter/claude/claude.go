@@ -46,7 +46,9 @@ type Decoder struct {
 	requests map[string]string
 	turn     int64
 	depth    int
-	buf      []byte // scratch space for decoding strings in place
+	buf      []byte                     // scratch space for decoding strings in place
+	deltas   []agentstream.MessageDelta // slabs of delta payloads
+	thoughts []agentstream.ThinkingDelta
 }
 
 type toolInfo struct {
@@ -117,11 +119,17 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 	}
 	var f fieldsOf
 	start := len(dst)
-	obj, _ := jsonscan.Object(line)
 	// One pass over the line: the message and event objects are read in
 	// place as they come (their type is known by then in every recorded
 	// line), so a large tool output is scanned once, not once per level of
-	// nesting. Values of keys not listed are skipped.
+	// nesting. Values of keys not listed are skipped. The head of a delta
+	// line, the most frequent kind, is read at once.
+	var obj jsonscan.Obj
+	if pos := d.readDeltaHead(line, &f); pos > 0 {
+		obj = jsonscan.ObjectFrom(line, pos)
+	} else {
+		obj, _ = jsonscan.Object(line)
+	}
 	for obj.NextKey() {
 		switch string(obj.Key()) {
 		case "type":

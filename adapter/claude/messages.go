@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 
@@ -376,6 +377,58 @@ func readEvent(e *jsonscan.Obj, ev *eventFields, buf *[]byte) {
 	}
 }
 
+// The head of a text or thinking delta line as Claude Code prints it, up to
+// the delta's text, and the raw values the member loop would read there.
+var (
+	deltaHead     = []byte(`{"type":"stream_event","event":{"type":"content_block_delta","index":`)
+	textDelta     = []byte(`,"delta":{"type":"text_delta","text":`)
+	thinkingDelta = []byte(`,"delta":{"type":"thinking_delta","thinking":`)
+
+	rawStreamEvent   = []byte(`"stream_event"`)
+	rawBlockDelta    = []byte(`"content_block_delta"`)
+	rawTextDelta     = []byte(`"text_delta"`)
+	rawThinkingDelta = []byte(`"thinking_delta"`)
+)
+
+// readDeltaHead reads the line's type and event members at once when the
+// line starts exactly as a delta line does: the type, the event with its
+// index and a text or thinking delta, and nothing else. It fills f as the
+// member loop would and returns the position just past the event's value,
+// or 0 (f untouched) for any other line, which the member loop then reads.
+func (d *Decoder) readDeltaHead(line []byte, f *fieldsOf) int {
+	if !bytes.HasPrefix(line, deltaHead) {
+		return 0
+	}
+	// The index: digits without a leading zero.
+	p := len(deltaHead)
+	q := p
+	for q < len(line) && line[q] >= '0' && line[q] <= '9' {
+		q++
+	}
+	if q == p || (line[p] == '0' && q > p+1) {
+		return 0
+	}
+	deltaType := rawTextDelta
+	switch {
+	case bytes.HasPrefix(line[q:], textDelta):
+		q += len(textDelta)
+	case bytes.HasPrefix(line[q:], thinkingDelta):
+		q += len(thinkingDelta)
+		deltaType = rawThinkingDelta
+	default:
+		return 0
+	}
+	out, end, ok := jsonscan.StringAt(d.buf[:0], line, q)
+	if !ok || !bytes.HasPrefix(line[end:], []byte("}}")) {
+		return 0
+	}
+	d.buf = out[:0]
+	f.typ, f.kind = rawStreamEvent, "stream_event"
+	f.ev.typ, f.ev.deltaType, f.ev.deltaText, f.ev.text = rawBlockDelta, deltaType, line[q:end], string(out)
+	f.eventRead = true
+	return end + 2
+}
+
 // streamEvent maps a partial-message line: text and thinking deltas become
 // live events; message_start and message_delta feed the usage state.
 func (d *Decoder) streamEvent(dst []agentstream.Event, f *fieldsOf) []agentstream.Event {
@@ -385,11 +438,11 @@ func (d *Decoder) streamEvent(dst []agentstream.Event, f *fieldsOf) []agentstrea
 		switch string(fields.Unquoted(ev.deltaType)) {
 		case "text_delta":
 			if s := ev.text; s != "" {
-				dst = append(dst, agentstream.E(&agentstream.MessageDelta{Role: agentstream.RoleAssistant, Text: s}))
+				dst = append(dst, agentstream.E(d.messageDelta(s)))
 			}
 		case "thinking_delta":
 			if s := ev.text; s != "" {
-				dst = append(dst, agentstream.E(&agentstream.ThinkingDelta{Text: s}))
+				dst = append(dst, agentstream.E(d.thinkingDelta(s)))
 			}
 		}
 	case "message_start":
@@ -427,4 +480,27 @@ func (d *Decoder) dropOrder(id string) {
 			return
 		}
 	}
+}
+
+// deltaSlab is how many delta payloads are allocated at once: deltas are
+// the most frequent events, and one allocation for many is cheaper (a
+// payload kept by a consumer keeps its slab alive, a few kilobytes).
+const deltaSlab = 64
+
+// messageDelta returns an assistant message.delta payload taken from a slab.
+func (d *Decoder) messageDelta(text string) *agentstream.MessageDelta {
+	if len(d.deltas) == cap(d.deltas) {
+		d.deltas = make([]agentstream.MessageDelta, 0, deltaSlab)
+	}
+	d.deltas = append(d.deltas, agentstream.MessageDelta{Role: agentstream.RoleAssistant, Text: text})
+	return &d.deltas[len(d.deltas)-1]
+}
+
+// thinkingDelta returns a thinking.delta payload taken from a slab.
+func (d *Decoder) thinkingDelta(text string) *agentstream.ThinkingDelta {
+	if len(d.thoughts) == cap(d.thoughts) {
+		d.thoughts = make([]agentstream.ThinkingDelta, 0, deltaSlab)
+	}
+	d.thoughts = append(d.thoughts, agentstream.ThinkingDelta{Text: text})
+	return &d.thoughts[len(d.thoughts)-1]
 }

@@ -74,3 +74,26 @@ func (o *Obj) AppendString(dst []byte) (out []byte, ok bool) {
 	}
 	return dst, false
 }
+
+// StringAt decodes the JSON string whose opening quote is data[i],
+// appending it to dst as AppendString does, and returns the index just past
+// its closing quote. ok is false, and dst unchanged, when no valid string
+// starts there.
+func StringAt(dst, data []byte, i int) (out []byte, end int, ok bool) {
+	if i < 0 || i >= len(data) || data[i] != '"' {
+		return dst, 0, false
+	}
+	out, end = appendDecodedString(dst, data, i+1)
+	if end < 0 {
+		return dst, 0, false
+	}
+	return out, end, true
+}
+
+// ObjectFrom returns an iterator over the object in data whose members up to
+// pos were read by other means: pos is just past a member's value, and
+// NextKey or Next go on with the member after it. The caller vouches for the
+// bytes before pos; Complete and Err speak only of those after.
+func ObjectFrom(data []byte, pos int) Obj {
+	return Obj{data: data, pos: pos, state: iterItem}
+}

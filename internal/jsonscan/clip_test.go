@@ -124,3 +124,31 @@ func TestIterAppendString(t *testing.T) {
 		}
 	}
 }
+
+func TestStringAtAndObjectFrom(t *testing.T) {
+	doc := []byte(`{"a":"x\ty","b":[1,2],"c":null}`)
+	out, end, ok := StringAt([]byte("p:"), doc, 5)
+	if !ok || string(out) != "p:x\ty" || end != 11 {
+		t.Fatalf("StringAt = %q, %d, %v", out, end, ok)
+	}
+	for _, i := range []int{-1, 0, 4, len(doc)} {
+		if out, _, ok := StringAt([]byte("keep"), doc, i); ok || string(out) != "keep" {
+			t.Errorf("StringAt(%d) = %q, %v; want a failure", i, out, ok)
+		}
+	}
+	if _, _, ok := StringAt(nil, []byte(`"a\q"`), 0); ok {
+		t.Error("StringAt accepted a bad escape")
+	}
+	o := ObjectFrom(doc, end)
+	var keys []string
+	for o.Next() {
+		keys = append(keys, string(o.Key())+"="+string(o.Value()))
+	}
+	if strings.Join(keys, " ") != "b=[1,2] c=null" || !o.Complete() {
+		t.Fatalf("ObjectFrom members %v, complete %v, err %v", keys, o.Complete(), o.Err())
+	}
+	bad := ObjectFrom([]byte(`{"a":1 "b":2}`), 6)
+	if bad.NextKey() || bad.Err() == nil {
+		t.Fatal("ObjectFrom went on past a missing comma")
+	}
+}

@@ -1,0 +1,114 @@
+package claude_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentstream/agentstream"
+	"github.com/agentstream/agentstream/adapter/claude"
+	"github.com/agentstream/agentstream/internal/workload"
+)
+
+// deltaHead is how the delta lines the adapter reads at once begin.
+const deltaHead = `{"type":"stream_event","event":{"type":"content_block_delta","index":`
+
+// compareDeltaPaths decodes lines twice, once as they are and once with a
+// space after the first brace, which makes the decoder read every line
+// member by member, and reports where the events differ (raw events, whose
+// text holds the line, only by reason). It returns how many lines began as
+// a delta line.
+func compareDeltaPaths(t *testing.T, lines [][]byte) int {
+	t.Helper()
+	head, loop := claude.NewDecoder(claude.Config{}), claude.NewDecoder(claude.Config{})
+	deltas := 0
+	for i, l := range lines {
+		if bytes.HasPrefix(l, []byte(deltaHead)) {
+			deltas++
+		}
+		spaced := l
+		if len(l) > 0 && l[0] == '{' {
+			spaced = append([]byte("{ "), l[1:]...)
+		}
+		a, b := head.Decode(nil, l), loop.Decode(nil, spaced)
+		if got, want := describeEvents(a), describeEvents(b); got != want {
+			t.Errorf("line %d %.200q:\nread at once: %s\nmember loop:  %s", i, l, got, want)
+		}
+	}
+	return deltas
+}
+
+func describeEvents(evs []agentstream.Event) string {
+	var b bytes.Buffer
+	for _, e := range evs {
+		if r, ok := e.Payload.(*agentstream.Raw); ok {
+			fmt.Fprintf(&b, "raw %s; ", r.Reason)
+			continue
+		}
+		fmt.Fprintf(&b, "%s %s parent=%q time=%v replay=%v; ", e.Type(), e.Payload.AppendJSON(nil), e.ParentCallID, e.Time, e.Replay)
+	}
+	return b.String()
+}
+
+// TestDeltaHeadMatchesMemberLoop checks that reading the head of a delta
+// line at once gives the same events as reading it member by member, on
+// recorded sessions, generated deltas and lines made to trip the head
+// reader.
+func TestDeltaHeadMatchesMemberLoop(t *testing.T) {
+	var lines [][]byte
+	files, _ := filepath.Glob(corpus + "claude-code/*.jsonl")
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, bytes.Split(data, []byte("\n"))...)
+	}
+	var gen bytes.Buffer
+	if err := workload.ClaudeDeltas(&gen, 256<<10, 7); err != nil {
+		t.Fatal(err)
+	}
+	lines = append(lines, bytes.Split(gen.Bytes(), []byte("\n"))...)
+	tail := `,"session_id":"s1","parent_tool_use_id":null,"uuid":"u1"}`
+	for _, l := range []string{
+		deltaHead + `0,"delta":{"type":"text_delta","text":"plain"}}` + tail,
+		deltaHead + `12,"delta":{"type":"thinking_delta","thinking":"hm \u00e9\ud83d\ude00"}}` + tail,
+		deltaHead + `01,"delta":{"type":"text_delta","text":"leading zero"}}` + tail,
+		deltaHead + `-1,"delta":{"type":"text_delta","text":"negative"}}` + tail,
+		deltaHead + `1.5,"delta":{"type":"text_delta","text":"fraction"}}` + tail,
+		deltaHead + `0,"delta":{"type":"text_delta","text":"bad \q escape"}}` + tail,
+		deltaHead + `0,"delta":{"type":"text_delta","text":"bad utf-8 ` + "\xff\xfe" + `"}}` + tail,
+		deltaHead + `0,"delta":{"type":"text_delta","text":"unterminated}}` + tail,
+		deltaHead + `0,"delta":{"type":"text_delta","text":"cut"}}`,
+		deltaHead + `0,"delta":{"type":"text_delta","text":"cut"}},`,
+		deltaHead + `0,"delta":{"type":"text_delta","text":"space"} }` + tail,
+		deltaHead + `0,"delta":{"type":"text_delta","text":"more","x":1}}` + tail,
+		deltaHead + `0,"delta":{"type":"text_delta","text":""}}` + tail,
+		deltaHead + `0,"delta":{"type":"text_delta","text":"sub"}},"parent_tool_use_id":"toolu_9","session_id":"s1"}`,
+		deltaHead + `0,"delta":{"type":"text_delta","text":"dup type"}},"type":"user","message":{"role":"user","content":"hi"}}`,
+		deltaHead + `0,"delta":{"type":"text_delta","text":"dup event"}},"event":{"type":"message_stop"}}`,
+		deltaHead + `0,"delta":{"type":"text_delta","text":"time"}},"timestamp":"2026-11-29T16:20:05.5Z","isReplay":true}`,
+		deltaHead + `0,"delta":{"type":"text_delta","text":"trailing"}}} x`,
+		deltaHead + `0,"delta":{"type":"text_delta","text":"x"}}` + tail + "\n",
+		deltaHead,
+		deltaHead + `0`,
+	} {
+		lines = append(lines, []byte(l))
+	}
+	if n := compareDeltaPaths(t, lines); n < 1000 {
+		t.Fatalf("only %d delta lines compared", n)
+	}
+}
+
+// FuzzDeltaHead checks the same on arbitrary lines, a delta line's head
+// put in front of most of them.
+func FuzzDeltaHead(f *testing.F) {
+	f.Add([]byte(`0,"delta":{"type":"text_delta","text":"a"}},"session_id":"s"}`))
+	f.Add([]byte(`3,"delta":{"type":"thinking_delta","thinking":"\u00e9"}},"parent_tool_use_id":"t"}`))
+	f.Add([]byte(`0,"delta":{"type":"text_delta","text":"a"}},"type":"assistant"}`))
+	f.Fuzz(func(t *testing.T, rest []byte) {
+		compareDeltaPaths(t, [][]byte{append([]byte(deltaHead), rest...), rest})
+	})
+}
