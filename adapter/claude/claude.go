@@ -97,6 +97,7 @@ type fieldsOf struct {
 	lastText    string   // the last assistant text of the line
 	userContent []byte   // user content given as a plain string
 	texts       []string // user text and image blocks
+	resultRaw   []byte   // a tool result's output as a string, raw
 	eventRead   bool     // the event was read in place
 	ev          eventFields
 }
@@ -173,6 +174,18 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 			f.response = obj.Value()
 		case "rate_limit_info":
 			f.rateLimit = obj.Value()
+		case "tool_use_result":
+			// A Bash result repeats in stdout the output its tool_result
+			// block carried: a copy byte for byte is passed over without
+			// scanning it again. The rest is checked as usual.
+			if r, ok := obj.Object(); ok && len(f.resultRaw) > 0 {
+				for r.NextKey() {
+					if r.KeyIs("stdout") {
+						r.SkipCopy(f.resultRaw)
+					}
+				}
+				obj.LeaveObject(&r)
+			}
 		}
 	}
 	if !obj.Complete() {

@@ -112,3 +112,33 @@ func FuzzDeltaHead(f *testing.F) {
 		compareDeltaPaths(t, [][]byte{append([]byte(deltaHead), rest...), rest})
 	})
 }
+
+// TestToolUseResultCopy checks user lines whose tool_use_result repeats the
+// tool output: the copy is passed over, yet the line is still checked to
+// its end.
+func TestToolUseResultCopy(t *testing.T) {
+	out := `"line one\n\tline \"two\" é\n"`
+	msg := `{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_1","type":"tool_result","content":` + out + `,"is_error":false}]},"session_id":"s1"`
+	tests := []struct {
+		name, line, want string
+	}{
+		{"copy", msg + `,"tool_use_result":{"stdout":` + out + `,"stderr":"","interrupted":false}}`, "tool.result"},
+		{"other text", msg + `,"tool_use_result":{"stdout":"else","stderr":""}}`, "tool.result"},
+		{"copy then cut", msg + `,"tool_use_result":{"stdout":` + out, "raw"},
+		{"copy then bad escape", msg + `,"tool_use_result":{"stdout":` + out + `,"stderr":"\q"}}`, "raw"},
+		{"copy then garbage", msg + `,"tool_use_result":{"stdout":` + out + `}} x`, "raw"},
+		{"bad escape, no copy", msg + `,"tool_use_result":{"stdout":"\q"}}`, "raw"},
+		{"longer than the copy", msg + `,"tool_use_result":{"stdout":` + out[:len(out)-1] + `more"}}`, "tool.result"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			evs := claude.NewDecoder(claude.Config{}).Decode(nil, []byte(tt.line))
+			if len(evs) != 1 || evs[0].Type() != tt.want {
+				t.Fatalf("events %s; want one %s", describeEvents(evs), tt.want)
+			}
+			if r, ok := evs[0].Payload.(*agentstream.ToolResult); ok && r.Output != "line one\n\tline \"two\" é\n" {
+				t.Fatalf("output %q", r.Output)
+			}
+		})
+	}
+}

@@ -93,6 +93,9 @@ func (d *Decoder) readMessage(dst []agentstream.Event, m *jsonscan.Obj, typ stri
 						}
 					}
 				} else {
+					if len(b.content) > 0 && b.content[0] == '"' {
+						f.resultRaw = b.content
+					}
 					dst = d.userBlock(dst, b, f)
 				}
 			}

@@ -1,5 +1,7 @@
 package jsonscan
 
+import "bytes"
+
 // AppendStringClip appends the current member's value, which must be a JSON
 // string, decoded and clipped to max code points, as the function
 // AppendStringClip does. A value not yet scanned (after NextKey) is
@@ -96,4 +98,31 @@ func StringAt(dst, data []byte, i int) (out []byte, end int, ok bool) {
 // bytes before pos; Complete and Err speak only of those after.
 func ObjectFrom(data []byte, pos int) Obj {
 	return Obj{data: data, pos: pos, state: iterItem}
+}
+
+// SkipCopy moves past the current member's value without scanning it when
+// the value is v byte for byte, v being a string this or another iterator
+// has already checked in full (its Value): the same bytes are the same valid
+// string. It reports whether it did; otherwise the member is left as it was.
+func (o *Obj) SkipCopy(v []byte) bool {
+	if o.state != iterLazy || !closedString(v) || !bytes.HasPrefix(o.data[o.vs:], v) {
+		return false
+	}
+	end := o.vs + len(v)
+	o.ve, o.pos, o.state = end, end, iterItem
+	return true
+}
+
+// closedString reports whether v is a quote, then bytes without an
+// unescaped quote, then an unescaped closing quote.
+func closedString(v []byte) bool {
+	n := len(v)
+	if n < 2 || v[0] != '"' || v[n-1] != '"' || stringEnd(v, 0) != n {
+		return false
+	}
+	k := n - 1
+	for k > 1 && v[k-1] == '\\' {
+		k--
+	}
+	return (n-1-k)%2 == 0
 }

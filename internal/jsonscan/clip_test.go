@@ -152,3 +152,35 @@ func TestStringAtAndObjectFrom(t *testing.T) {
 		t.Fatal("ObjectFrom went on past a missing comma")
 	}
 }
+
+func TestSkipCopy(t *testing.T) {
+	v := []byte(`"out\nput \"x\""`)
+	doc := []byte(`{"a":` + string(v) + `,"b":` + string(v) + `,"c":"other","d":` + string(v) + `x}`)
+	o, _ := Object(doc)
+	o.NextKey()
+	if o.SkipCopy(v[:len(v)-1]) {
+		t.Fatal("SkipCopy took an unfinished string")
+	}
+	if string(o.Value()) != string(v) || o.SkipCopy(v) {
+		t.Fatalf("member a: %q; SkipCopy after Value must refuse", o.Value())
+	}
+	o.NextKey()
+	if !o.SkipCopy(v) || string(o.Value()) != string(v) {
+		t.Fatalf("SkipCopy of a copy: value %q", o.Value())
+	}
+	o.NextKey()
+	if o.SkipCopy(v) || string(o.Value()) != `"other"` {
+		t.Fatal("SkipCopy of another string")
+	}
+	// A copy followed by bytes that break the object: the iteration still
+	// finds it.
+	o.NextKey()
+	if !o.SkipCopy(v) || o.NextKey() || o.Err() == nil {
+		t.Fatalf("the bytes after a skipped copy were not checked: %v", o.Err())
+	}
+	n, _ := Object([]byte(`{"n":12}`))
+	n.NextKey()
+	if n.SkipCopy([]byte(`1`)) || string(n.Value()) != "12" {
+		t.Fatal("SkipCopy took a number")
+	}
+}
