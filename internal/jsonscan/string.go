@@ -2,7 +2,9 @@ package jsonscan
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/bits"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -103,14 +105,6 @@ func appendUTF8(dst, s []byte) []byte {
 	return append(dst, s[start:]...)
 }
 
-// appendChunk appends s, with invalid UTF-8 replaced when check is set.
-func appendChunk(dst, s []byte, check bool) []byte {
-	if check {
-		return appendUTF8(dst, s)
-	}
-	return append(dst, s...)
-}
-
 // AppendString appends the decoded value of the JSON string v (including its
 // quotes; surrounding whitespace is allowed) to dst. Invalid UTF-8 bytes and
 // unpaired surrogate escapes become U+FFFD, exactly as with encoding/json.
@@ -147,60 +141,11 @@ func appendDecodedString(dst, data []byte, p int) ([]byte, int) {
 // decodeString is appendDecodedString, replacing invalid UTF-8 only when
 // check is set.
 func decodeString(dst, data []byte, p int, check bool) ([]byte, int) {
-	n := len(data)
-	q := -1 // position of a quote at or after p, once known
-	for {
-		// Find the next quote or backslash as scanString does.
-		start := p
-		found := false
-		for k := 0; k < 4 && p+8 <= n; k++ {
-			x := load64(data, p)
-			if m := eqMask(x, '"') | eqMask(x, '\\'); m != 0 {
-				p += firstByte(m)
-				found = true
-				break
-			}
-			p += 8
-		}
-		if !found {
-			if q < p {
-				j := bytes.IndexByte(data[p:], '"')
-				if j < 0 {
-					return dst, -1
-				}
-				q = p + j
-			}
-			if j := bytes.IndexByte(data[p:q], '\\'); j >= 0 {
-				p += j
-			} else {
-				p = q
-			}
-		}
-		if p > start {
-			dst = appendChunk(dst, data[start:p], check)
-		}
-		if data[p] == '"' {
-			return dst, p + 1
-		}
-		if p+1 >= n {
-			return dst, -1
-		}
-		if c := simpleEscape[data[p+1]]; c != 0 {
-			dst = append(dst, c)
-			p += 2
-			continue
-		}
-		if data[p+1] != 'u' || hex4(data, p+2) < 0 {
-			return dst, -1
-		}
-		r, k := decodeEscape(data[p:])
-		if r < utf8.RuneSelf {
-			dst = append(dst, byte(r))
-		} else {
-			dst = utf8.AppendRune(dst, r)
-		}
-		p += k
+	out, q, closed := decodeUntil(dst, data, p, len(data), check)
+	if !closed {
+		return out, -1
 	}
+	return out, q
 }
 
 // String returns the decoded value of the JSON string v; see AppendString.
@@ -590,22 +535,45 @@ func appendDecodedUntil(dst, data []byte, p, lim int) (out []byte, q int, closed
 
 // decodeUntil is appendDecodedUntil, replacing invalid UTF-8 only when
 // check is set.
+//
+// The output is written at dst[w:], with room made as it goes: without
+// check, text between escapes is stored a word at a time, so that the short
+// runs between dense escapes, as in source code, cost one 8-byte store each
+// rather than an append. Long runs go to IndexByte and copy.
 func decodeUntil(dst, data []byte, p, lim int, check bool) (out []byte, q int, closed bool) {
 	n := len(data)
+	w := len(dst)
+	dst = dst[:cap(dst)]
 	quote := -1 // the first quote at or after p and before lim, or lim
+	clean := 0  // words without a quote or backslash in a row
 	for p < lim {
 		start, j := p, p
 		found := false
-		for k := 0; k < 4 && j+8 <= lim; k++ {
+		for clean < 4 && j+8 <= lim {
 			x := load64(data, j)
-			if m := eqMask(x, '"') | eqMask(x, '\\'); m != 0 {
+			m := eqMask(x, '"') | eqMask(x, '\\')
+			if !check {
+				at := w + j - start
+				dst = room(dst, at, 8)
+				binary.LittleEndian.PutUint64(dst[at:], x)
+			}
+			if m != 0 {
 				j += firstByte(m)
 				found = true
 				break
 			}
 			j += 8
+			clean++
 		}
-		if !found {
+		if !check {
+			// The words stored hold data[start:j].
+			w += j - start
+			start = j
+		}
+		if found {
+			clean = 0
+		} else {
+			clean = 0
 			if quote < j {
 				quote = lim
 				if k := bytes.IndexByte(data[j:lim], '"'); k >= 0 {
@@ -620,45 +588,69 @@ func decodeUntil(dst, data []byte, p, lim int, check bool) (out []byte, q int, c
 		}
 		if j >= lim {
 			// No quote or backslash before lim: stop at a byte that cannot
-			// continue a code point, so that no UTF-8 sequence is cut.
+			// continue a code point, so that no UTF-8 sequence is cut. p is
+			// such a byte, and a run of four continuation bytes ending at
+			// lim leaves no sequence across it.
 			c := lim
-			for k := 0; k < 3 && c > start && c < n && data[c]&0xC0 == 0x80; k++ {
+			for k := 0; k < 3 && c > p && c < n && data[c]&0xC0 == 0x80; k++ {
 				c--
 			}
 			if c < n && data[c]&0xC0 == 0x80 {
-				c = start // stray continuation bytes: leave them to the caller
+				c = lim
 			}
-			if c > start {
-				dst = appendChunk(dst, data[start:c], check)
+			if c < start {
+				w -= start - c // stored past the cut
+			} else {
+				dst, w = appendAt(dst, w, data[start:c], check)
 			}
-			return dst, c, false
+			return dst[:w], c, false
 		}
-		if j > start {
-			dst = appendChunk(dst, data[start:j], check)
-		}
+		dst, w = appendAt(dst, w, data[start:j], check)
 		if data[j] == '"' {
-			return dst, j + 1, true
+			return dst[:w], j + 1, true
 		}
 		if j+1 >= n {
-			return dst, -1, false
+			return dst[:w], -1, false
 		}
+		dst = room(dst, w, utf8.UTFMax)
 		if c := simpleEscape[data[j+1]]; c != 0 {
-			dst = append(dst, c)
+			dst[w] = c
+			w++
 			p = j + 2
 			continue
 		}
 		if data[j+1] != 'u' || hex4(data, j+2) < 0 {
-			return dst, -1, false
+			return dst[:w], -1, false
 		}
 		r, k := decodeEscape(data[j:])
-		if r < utf8.RuneSelf {
-			dst = append(dst, byte(r))
-		} else {
-			dst = utf8.AppendRune(dst, r)
-		}
+		w += utf8.EncodeRune(dst[w:], r)
 		p = j + k
 	}
-	return dst, p, false
+	return dst[:w], p, false
+}
+
+// room returns dst, grown if need be so that dst[w:w+k] exists, resliced
+// to its capacity.
+func room(dst []byte, w, k int) []byte {
+	if w+k <= len(dst) {
+		return dst
+	}
+	dst = slices.Grow(dst[:w], k)
+	return dst[:cap(dst)]
+}
+
+// appendAt writes s at dst[w:], with invalid UTF-8 replaced when check is
+// set, and returns dst (grown if need be) and the new end.
+func appendAt(dst []byte, w int, s []byte, check bool) ([]byte, int) {
+	if len(s) == 0 {
+		return dst, w
+	}
+	if check {
+		out := appendUTF8(dst[:w], s)
+		return out[:cap(out)], len(out)
+	}
+	dst = room(dst, w, len(s))
+	return dst, w + copy(dst[w:], s)
 }
 
 // builtinMax is the max builtin, which AppendStringClip's parameter shadows.
