@@ -3,7 +3,6 @@ package agentstream
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -271,13 +270,14 @@ func (n *Normalizer) advanceTurn(t string, src *Source) {
 // partials accumulates live deltas until their complete event arrives.
 type partials struct {
 	open []*partial
+	free []*partial // dropped ones, whose buffers are reused
 }
 
 type partial struct {
 	parent   string
 	thinking bool
 	role     string
-	text     strings.Builder
+	text     []byte
 	dropped  bool // deltas were not kept in text
 }
 
@@ -310,18 +310,24 @@ func (ps *partials) observe(ev Event) {
 func (ps *partials) add(parent string, thinking bool, role, text string) {
 	p := ps.find(parent, thinking)
 	if p == nil {
-		p = &partial{parent: parent, thinking: thinking, role: role}
+		if n := len(ps.free); n > 0 {
+			p = ps.free[n-1]
+			ps.free = ps.free[:n-1]
+			*p = partial{parent: parent, thinking: thinking, role: role, text: p.text[:0]}
+		} else {
+			p = &partial{parent: parent, thinking: thinking, role: role}
+		}
 		ps.open = append(ps.open, p)
 	}
-	room := partialCap - p.text.Len()
+	room := partialCap - len(p.text)
 	if len(text) <= room {
-		p.text.WriteString(text)
+		p.text = append(p.text, text...)
 		return
 	}
 	kept := ""
 	if room > 0 {
 		kept, _ = Clip(text, room/4)
-		p.text.WriteString(kept)
+		p.text = append(p.text, kept...)
 	}
 	p.dropped = p.dropped || kept != text
 }
@@ -330,6 +336,7 @@ func (ps *partials) drop(parent string, thinking bool) {
 	for i, p := range ps.open {
 		if p.parent == parent && p.thinking == thinking {
 			ps.open = append(ps.open[:i], ps.open[i+1:]...)
+			ps.free = append(ps.free, p)
 			return
 		}
 	}
@@ -338,12 +345,12 @@ func (ps *partials) drop(parent string, thinking bool) {
 func (ps *partials) flush() []Event {
 	var evs []Event
 	for _, p := range ps.open {
-		if p.text.Len() == 0 {
+		if len(p.text) == 0 {
 			continue
 		}
 		// Deltas were dropped only past partialCap bytes, which is more
 		// than MaxText code points.
-		text, trunc := Clip(p.text.String(), MaxText)
+		text, trunc := ClipBytes(p.text, MaxText)
 		trunc = trunc || p.dropped
 		var pl Payload
 		if p.thinking {

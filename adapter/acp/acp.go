@@ -55,6 +55,7 @@ type Decoder struct {
 	ctxSize *int64
 
 	scratch scratch
+	deltas  fields.Deltas
 }
 
 var _ agentstream.Decoder = (*Decoder)(nil)

@@ -218,11 +218,11 @@ func (d *Decoder) chunk(dst []agentstream.Event, kind int, u *updateOf, replay b
 	var p agentstream.Payload
 	switch kind {
 	case textThought:
-		p = &agentstream.ThinkingDelta{Text: s}
+		p = d.deltas.Thinking(s)
 	case textUser:
-		p = &agentstream.MessageDelta{Role: agentstream.RoleUser, Text: s}
+		p = d.deltas.Message(agentstream.RoleUser, s)
 	default:
-		p = &agentstream.MessageDelta{Role: agentstream.RoleAssistant, Text: s}
+		p = d.deltas.Message(agentstream.RoleAssistant, s)
 	}
 	return append(dst, agentstream.Event{Payload: p, Replay: replay})
 }

@@ -46,9 +46,8 @@ type Decoder struct {
 	requests map[string]string
 	turn     int64
 	depth    int
-	buf      []byte                     // scratch space for decoding strings in place
-	deltas   []agentstream.MessageDelta // slabs of delta payloads
-	thoughts []agentstream.ThinkingDelta
+	buf      []byte // scratch space for decoding strings in place
+	deltas   fields.Deltas
 }
 
 type toolInfo struct {

@@ -441,11 +441,11 @@ func (d *Decoder) streamEvent(dst []agentstream.Event, f *fieldsOf) []agentstrea
 		switch string(fields.Unquoted(ev.deltaType)) {
 		case "text_delta":
 			if s := ev.text; s != "" {
-				dst = append(dst, agentstream.E(d.messageDelta(s)))
+				dst = append(dst, agentstream.E(d.deltas.Message(agentstream.RoleAssistant, s)))
 			}
 		case "thinking_delta":
 			if s := ev.text; s != "" {
-				dst = append(dst, agentstream.E(d.thinkingDelta(s)))
+				dst = append(dst, agentstream.E(d.deltas.Thinking(s)))
 			}
 		}
 	case "message_start":
@@ -483,27 +483,4 @@ func (d *Decoder) dropOrder(id string) {
 			return
 		}
 	}
-}
-
-// deltaSlab is how many delta payloads are allocated at once: deltas are
-// the most frequent events, and one allocation for many is cheaper (a
-// payload kept by a consumer keeps its slab alive, a few kilobytes).
-const deltaSlab = 64
-
-// messageDelta returns an assistant message.delta payload taken from a slab.
-func (d *Decoder) messageDelta(text string) *agentstream.MessageDelta {
-	if len(d.deltas) == cap(d.deltas) {
-		d.deltas = make([]agentstream.MessageDelta, 0, deltaSlab)
-	}
-	d.deltas = append(d.deltas, agentstream.MessageDelta{Role: agentstream.RoleAssistant, Text: text})
-	return &d.deltas[len(d.deltas)-1]
-}
-
-// thinkingDelta returns a thinking.delta payload taken from a slab.
-func (d *Decoder) thinkingDelta(text string) *agentstream.ThinkingDelta {
-	if len(d.thoughts) == cap(d.thoughts) {
-		d.thoughts = make([]agentstream.ThinkingDelta, 0, deltaSlab)
-	}
-	d.thoughts = append(d.thoughts, agentstream.ThinkingDelta{Text: text})
-	return &d.thoughts[len(d.thoughts)-1]
 }

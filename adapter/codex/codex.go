@@ -35,6 +35,7 @@ type Decoder struct {
 	calls     map[string]string // call_id -> tool name
 	patches   map[string]*agentstream.FileChange
 	lastTotal usageVals
+	deltas    fields.Deltas // delta payloads, from slabs
 }
 
 var _ agentstream.Decoder = (*Decoder)(nil)
@@ -195,7 +196,7 @@ func (d *Decoder) event(dst []agentstream.Event, raw []byte, l *line) []agentstr
 		return d.item(dst, raw, l, phaseCompleted)
 	case "item.plan.delta":
 		if s := fields.Str(l.delta); s != "" {
-			return append(dst, agentstream.E(&agentstream.MessageDelta{Role: agentstream.RoleAssistant, Text: s}))
+			return append(dst, agentstream.E(d.deltas.Message(agentstream.RoleAssistant, s)))
 		}
 		return dst
 	case "request_user_input":

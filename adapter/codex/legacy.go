@@ -115,7 +115,7 @@ func (d *Decoder) legacy(dst []agentstream.Event, raw, v []byte) []agentstream.E
 		return append(dst, agentstream.E(&agentstream.Message{Role: agentstream.RoleUser, Text: text, Truncated: trunc}))
 	case "agent_message_delta":
 		if s := fields.Str(m.delta); s != "" {
-			return append(dst, agentstream.E(&agentstream.MessageDelta{Role: agentstream.RoleAssistant, Text: s}))
+			return append(dst, agentstream.E(d.deltas.Message(agentstream.RoleAssistant, s)))
 		}
 		return dst
 	case "agent_reasoning":
@@ -126,7 +126,7 @@ func (d *Decoder) legacy(dst []agentstream.Event, raw, v []byte) []agentstream.E
 		return append(dst, agentstream.E(&agentstream.Thinking{Text: text, Truncated: trunc}))
 	case "agent_reasoning_delta":
 		if s := fields.Str(m.delta); s != "" {
-			return append(dst, agentstream.E(&agentstream.ThinkingDelta{Text: s}))
+			return append(dst, agentstream.E(d.deltas.Thinking(s)))
 		}
 		return dst
 	case "exec_command_begin":

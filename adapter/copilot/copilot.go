@@ -29,8 +29,9 @@ type Decoder struct {
 	lastText  string          // the latest assistant message, for session.ended
 	task      string          // the summary of session.task_complete
 	turn      int64
-	active    bool   // events other than a turn's end since the last result
-	buf       []byte // scratch for decoding tool outputs
+	active    bool          // events other than a turn's end since the last result
+	buf       []byte        // scratch for decoding tool outputs
+	deltas    fields.Deltas // delta payloads, from slabs
 }
 
 // call is what the decoder keeps of a tool call until its result.
@@ -376,13 +377,13 @@ func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, typ string, l *
 	case "assistant.message_delta":
 		if s := f.deltaContent; s != "" {
 			s, _ = agentstream.Clip(s, agentstream.MaxText)
-			return append(dst, agentstream.E(&agentstream.MessageDelta{Role: agentstream.RoleAssistant, Text: s}))
+			return append(dst, agentstream.E(d.deltas.Message(agentstream.RoleAssistant, s)))
 		}
 		return dst
 	case "assistant.reasoning_delta":
 		if s := f.deltaContent; s != "" {
 			s, _ = agentstream.Clip(s, agentstream.MaxText)
-			return append(dst, agentstream.E(&agentstream.ThinkingDelta{Text: s}))
+			return append(dst, agentstream.E(d.deltas.Thinking(s)))
 		}
 		return dst
 	case "assistant.reasoning":

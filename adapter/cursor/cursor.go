@@ -30,8 +30,9 @@ type Decoder struct {
 	copySize int
 	copyHash uint64
 	turn     int64
-	active   bool   // events other than a turn's end since the last result
-	buf      []byte // scratch for decoding texts and tool outputs
+	active   bool          // events other than a turn's end since the last result
+	buf      []byte        // scratch for decoding texts and tool outputs
+	deltas   fields.Deltas // delta payloads, from slabs
 }
 
 var _ agentstream.Decoder = (*Decoder)(nil)
@@ -361,7 +362,7 @@ func (d *Decoder) assistant(dst []agentstream.Event, line []byte, l *lineOf, t t
 	}
 	d.text.Add(s, t)
 	delta, _ := agentstream.Clip(s, agentstream.MaxText)
-	return append(dst, agentstream.E(&agentstream.MessageDelta{Role: agentstream.RoleAssistant, Text: delta}))
+	return append(dst, agentstream.E(d.deltas.Message(agentstream.RoleAssistant, delta)))
 }
 
 // content is the text of the line's message content; buf is scratch space.
@@ -386,7 +387,7 @@ func (d *Decoder) thinking(dst []agentstream.Event, line []byte, l *lineOf, t ti
 		}
 		d.thought.Add(s, t)
 		delta, _ := agentstream.Clip(s, agentstream.MaxText)
-		return append(dst, agentstream.E(&agentstream.ThinkingDelta{Text: delta}))
+		return append(dst, agentstream.E(d.deltas.Thinking(delta)))
 	case "completed":
 		if !t.IsZero() {
 			d.thought.Time = t

@@ -28,7 +28,8 @@ type Decoder struct {
 	chars  int64
 	textAt time.Time
 
-	buf []byte // scratch for decoding text where it is read
+	buf    []byte        // scratch for decoding text where it is read
+	deltas fields.Deltas // delta payloads, from slabs
 }
 
 var _ agentstream.Decoder = (*Decoder)(nil)
@@ -180,7 +181,7 @@ func (d *Decoder) chunk(dst []agentstream.Event, l *line, at time.Time) []agents
 		d.text = append(d.text, s...)
 	}
 	d.textAt = at
-	ev := agentstream.E(&agentstream.MessageDelta{Role: agentstream.RoleAssistant, Text: whole})
+	ev := agentstream.E(d.deltas.Message(agentstream.RoleAssistant, whole))
 	ev.Time = at
 	return append(dst, ev)
 }

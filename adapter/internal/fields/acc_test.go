@@ -51,3 +51,19 @@ func TestAccClips(t *testing.T) {
 		t.Fatalf("after Reset: %q, %v, stamped %v", text, trunc, a.Stamped)
 	}
 }
+
+func TestDeltas(t *testing.T) {
+	var d Deltas
+	var msgs []*agentstream.MessageDelta
+	for i := range 3 * deltaSlab {
+		msgs = append(msgs, d.Message(agentstream.RoleAssistant, strings.Repeat("x", i)))
+		if th := d.Thinking("t"); th.Text != "t" {
+			t.Fatalf("thinking %q", th.Text)
+		}
+	}
+	for i, m := range msgs {
+		if len(m.Text) != i || m.Role != agentstream.RoleAssistant {
+			t.Fatalf("payload %d changed: %q %q", i, m.Role, m.Text)
+		}
+	}
+}
