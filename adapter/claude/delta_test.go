@@ -2,55 +2,20 @@ package claude_test
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/agentstream/agentstream"
 	"github.com/agentstream/agentstream/adapter/claude"
+	"github.com/agentstream/agentstream/agentstreamtest"
 	"github.com/agentstream/agentstream/internal/workload"
 )
 
 // deltaHead is how the delta lines the adapter reads at once begin.
 const deltaHead = `{"type":"stream_event","event":{"type":"content_block_delta","index":`
 
-// compareDeltaPaths decodes lines twice, once as they are and once with a
-// space after the first brace, which makes the decoder read every line
-// member by member, and reports where the events differ (raw events, whose
-// text holds the line, only by reason). It returns how many lines began as
-// a delta line.
-func compareDeltaPaths(t *testing.T, lines [][]byte) int {
-	t.Helper()
-	head, loop := claude.NewDecoder(claude.Config{}), claude.NewDecoder(claude.Config{})
-	deltas := 0
-	for i, l := range lines {
-		if bytes.HasPrefix(l, []byte(deltaHead)) {
-			deltas++
-		}
-		spaced := l
-		if len(l) > 0 && l[0] == '{' {
-			spaced = append([]byte("{ "), l[1:]...)
-		}
-		a, b := head.Decode(nil, l), loop.Decode(nil, spaced)
-		if got, want := describeEvents(a), describeEvents(b); got != want {
-			t.Errorf("line %d %.200q:\nread at once: %s\nmember loop:  %s", i, l, got, want)
-		}
-	}
-	return deltas
-}
-
-func describeEvents(evs []agentstream.Event) string {
-	var b bytes.Buffer
-	for _, e := range evs {
-		if r, ok := e.Payload.(*agentstream.Raw); ok {
-			fmt.Fprintf(&b, "raw %s; ", r.Reason)
-			continue
-		}
-		fmt.Fprintf(&b, "%s %s parent=%q time=%v replay=%v; ", e.Type(), e.Payload.AppendJSON(nil), e.ParentCallID, e.Time, e.Replay)
-	}
-	return b.String()
-}
+func newDecoder() agentstream.Decoder { return claude.NewDecoder(claude.Config{}) }
 
 // TestDeltaHeadMatchesMemberLoop checks that reading the head of a delta
 // line at once gives the same events as reading it member by member, on
@@ -97,7 +62,7 @@ func TestDeltaHeadMatchesMemberLoop(t *testing.T) {
 	} {
 		lines = append(lines, []byte(l))
 	}
-	if n := compareDeltaPaths(t, lines); n < 1000 {
+	if n := agentstreamtest.CompareFastPath(t, newDecoder, deltaHead, lines); n < 1000 {
 		t.Fatalf("only %d delta lines compared", n)
 	}
 }
@@ -109,7 +74,7 @@ func FuzzDeltaHead(f *testing.F) {
 	f.Add([]byte(`3,"delta":{"type":"thinking_delta","thinking":"\u00e9"}},"parent_tool_use_id":"t"}`))
 	f.Add([]byte(`0,"delta":{"type":"text_delta","text":"a"}},"type":"assistant"}`))
 	f.Fuzz(func(t *testing.T, rest []byte) {
-		compareDeltaPaths(t, [][]byte{append([]byte(deltaHead), rest...), rest})
+		agentstreamtest.CompareFastPath(t, newDecoder, deltaHead, [][]byte{append([]byte(deltaHead), rest...), rest})
 	})
 }
 
@@ -134,7 +99,7 @@ func TestToolUseResultCopy(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			evs := claude.NewDecoder(claude.Config{}).Decode(nil, []byte(tt.line))
 			if len(evs) != 1 || evs[0].Type() != tt.want {
-				t.Fatalf("events %s; want one %s", describeEvents(evs), tt.want)
+				t.Fatalf("events %s; want one %s", agentstreamtest.Describe(evs), tt.want)
 			}
 			if r, ok := evs[0].Payload.(*agentstream.ToolResult); ok && r.Output != "line one\n\tline \"two\" é\n" {
 				t.Fatalf("output %q", r.Output)

@@ -5,6 +5,7 @@
 package cursor
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 	"time"
@@ -33,6 +34,7 @@ type Decoder struct {
 	active   bool          // events other than a turn's end since the last result
 	buf      []byte        // scratch for decoding texts and tool outputs
 	deltas   fields.Deltas // delta payloads, from slabs
+	tc       toolCall      // the current line's tool call
 }
 
 var _ agentstream.Decoder = (*Decoder)(nil)
@@ -44,14 +46,14 @@ func NewDecoder() *Decoder {
 
 // lineOf is what a line's top level holds, as raw JSON values.
 type lineOf struct {
+	kind                                                            string // the line's type (see lineKind)
 	typ, subtype, sessionID, message, toolCall, callID, timestampMs []byte
 	text, result, isError, durationMs, usage                        []byte
 
-	msgRead  bool   // the message was read in place
-	msgText  string // its content's text
-	msgOK    bool   // its content was a string or an array
-	tcRead   bool   // the tool call was read in place
-	tc       toolCall
+	msgRead  bool           // the message was read in place
+	msgText  string         // its content's text
+	msgOK    bool           // its content was a string or an array
+	tcRead   bool           // the tool call was read in place, into Decoder.tc
 	textRead bool           // a thinking line's text was read in place
 	textStr  string         // its decoded string ("" when not a string)
 	resultC  fields.Clipped // a result line's result, read in place
@@ -71,69 +73,19 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 		return append(dst, fields.Raw(line))
 	}
 	var l lineOf
-	obj, _ := jsonscan.Object(line)
-	// One pass over the line: a message's content, a tool call, which may
-	// hold a large output, and the texts of thinking and result lines are
-	// read in place when the line's type came first.
-	for obj.NextKey() {
-		switch string(obj.Key()) {
-		case "type":
-			l.typ = obj.Value()
-		case "subtype":
-			l.subtype = obj.Value()
-		case "session_id":
-			l.sessionID = obj.Value()
-		case "message":
-			l.msgRead = false
-			switch string(fields.Unquoted(l.typ)) {
-			case "user", "assistant":
-				if m, ok := obj.Object(); ok {
-					l.msgText, l.msgOK = readContent(&m, &d.buf)
-					obj.LeaveObject(&m)
-					l.msgRead = true
-				}
-			}
-			l.message = obj.Value()
-		case "tool_call":
-			l.tcRead = false
-			if string(fields.Unquoted(l.typ)) == "tool_call" {
-				if o, ok := obj.Object(); ok {
-					l.tc = readToolCall(&o, &d.buf)
-					obj.LeaveObject(&o)
-					l.tcRead = true
-				}
-			}
-			l.toolCall = obj.Value()
-		case "call_id":
-			l.callID = obj.Value()
-		case "timestamp_ms":
-			l.timestampMs = obj.Value()
-		case "text":
-			l.textRead = string(fields.Unquoted(l.typ)) == "thinking"
-			if l.textRead {
-				l.textStr, _ = fields.StrMember(&obj, &d.buf)
-			}
-			l.text = obj.Value()
-		case "result":
-			l.resultC = fields.Clipped{}
-			if string(fields.Unquoted(l.typ)) == "result" {
-				l.resultC = fields.ClipMember(&obj, &d.buf)
-			}
-			l.result = obj.Value()
-		case "is_error":
-			l.isError = obj.Value()
-		case "duration_ms":
-			l.durationMs = obj.Value()
-		case "usage":
-			l.usage = obj.Value()
-		}
+	var obj jsonscan.Obj
+	if pos := d.readThinkingHead(line, &l); pos > 0 {
+		obj = jsonscan.ObjectFrom(line, pos)
+	} else {
+		obj, _ = jsonscan.Object(line)
 	}
+	d.readMembers(&obj, &l)
 	if !obj.Complete() {
 		dst = d.flush(dst, "")
 		return append(dst, fields.Raw(line))
 	}
 	t := epochMillis(l.timestampMs)
-	typ := string(fields.Unquoted(l.typ))
+	typ := l.kind
 	flushed := len(dst)
 	dst = d.flush(dst, typ)
 	d.observe(dst[flushed:])
@@ -165,6 +117,111 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 	}
 	d.observe(dst[start:])
 	return dst
+}
+
+// readMembers reads the members obj has left into l, in one pass: a
+// message's content, a tool call, which may hold a large output, and the
+// texts of thinking and result lines are read in place when the line's
+// type came first.
+func (d *Decoder) readMembers(obj *jsonscan.Obj, l *lineOf) {
+	for obj.NextKey() {
+		switch string(obj.Key()) {
+		case "type":
+			l.typ = obj.Value()
+			l.kind = lineKind(fields.Unquoted(l.typ))
+		case "subtype":
+			l.subtype = obj.Value()
+		case "session_id":
+			l.sessionID = obj.Value()
+		case "message":
+			l.msgRead = false
+			if l.kind == "user" || l.kind == "assistant" {
+				if m, ok := obj.Object(); ok {
+					l.msgText, l.msgOK = readContent(&m, &d.buf)
+					obj.LeaveObject(&m)
+					l.msgRead = true
+				}
+			}
+			l.message = obj.Value()
+		case "tool_call":
+			l.tcRead = false
+			if l.kind == "tool_call" {
+				if o, ok := obj.Object(); ok {
+					readToolCall(&o, &d.tc, &d.buf)
+					obj.LeaveObject(&o)
+					l.tcRead = true
+				}
+			}
+			l.toolCall = obj.Value()
+		case "call_id":
+			l.callID = obj.Value()
+		case "timestamp_ms":
+			l.timestampMs = obj.Value()
+		case "text":
+			l.textRead = l.kind == "thinking"
+			if l.textRead {
+				l.textStr, _ = fields.StrMember(obj, &d.buf)
+			}
+			l.text = obj.Value()
+		case "result":
+			l.resultC = fields.Clipped{}
+			if l.kind == "result" {
+				l.resultC = fields.ClipMember(obj, &d.buf)
+			}
+			l.result = obj.Value()
+		case "is_error":
+			l.isError = obj.Value()
+		case "duration_ms":
+			l.durationMs = obj.Value()
+		case "usage":
+			l.usage = obj.Value()
+		}
+	}
+}
+
+// lineKind names the line types the adapter maps with constant strings; any
+// other type gives "".
+func lineKind(t []byte) string {
+	switch string(t) {
+	case "system":
+		return "system"
+	case "user":
+		return "user"
+	case "assistant":
+		return "assistant"
+	case "thinking":
+		return "thinking"
+	case "tool_call":
+		return "tool_call"
+	case "result":
+		return "result"
+	}
+	return ""
+}
+
+// thinkingHead is how Cursor starts a thinking delta line, the most
+// frequent, up to its text; rawThinking and rawDelta are its type and
+// subtype.
+var (
+	thinkingHead          = []byte(`{"type":"thinking","subtype":"delta","text":`)
+	rawThinking, rawDelta = []byte(`"thinking"`), []byte(`"delta"`)
+)
+
+// readThinkingHead reads the members of thinkingHead and the text after
+// them into l, the text decoded where it is read. It returns the index just
+// past the text, or 0 when the line does not start so.
+func (d *Decoder) readThinkingHead(line []byte, l *lineOf) int {
+	if !bytes.HasPrefix(line, thinkingHead) {
+		return 0
+	}
+	out, end, ok := jsonscan.StringAt(d.buf[:0], line, len(thinkingHead))
+	if !ok {
+		return 0
+	}
+	d.buf = out[:0]
+	l.kind, l.typ, l.subtype = "thinking", rawThinking, rawDelta
+	l.text, l.textStr, l.textRead = line[len(thinkingHead):end], string(out), true
+	return end
 }
 
 // observe notes whether evs hold anything but the events that end a turn,
@@ -401,10 +458,10 @@ func (d *Decoder) thinking(dst []agentstream.Event, line []byte, l *lineOf, t ti
 // tool.result, announcing the call first when its started line was not
 // seen.
 func (d *Decoder) toolCall(dst []agentstream.Event, line []byte, l *lineOf) []agentstream.Event {
+	tc := &d.tc
 	if !l.tcRead {
-		l.tc = parseToolCall(l.toolCall)
+		*tc = parseToolCall(l.toolCall)
 	}
-	tc := &l.tc
 	if tc.name == "" {
 		return append(dst, fields.Raw(line))
 	}
@@ -442,7 +499,7 @@ func (d *Decoder) callID(l *lineOf) (id string, announced bool) {
 
 func (d *Decoder) announce(dst []agentstream.Event, callID string, tc *toolCall) []agentstream.Event {
 	d.calls[callID] = callID
-	dst = append(dst, agentstream.E(tc.call(callID)))
+	dst = append(dst, agentstream.E(tc.call(callID, &d.buf)))
 	if tc.kind == "updateTodos" {
 		if p := fields.TodoPlan(tc.args, "content", stepStatus); p != nil {
 			dst = append(dst, agentstream.E(p))

@@ -134,10 +134,10 @@ func (tc *toolCall) readResult(r *jsonscan.Obj, buf *[]byte) {
 }
 
 // readToolCall is parseToolCall reading the tool_call object from its
-// iterator, descending into the call and its result in place; buf is
-// scratch space for decoding the result.
-func readToolCall(o *jsonscan.Obj, buf *[]byte) toolCall {
-	var tc toolCall
+// iterator into tc, descending into the call and its result in place; buf
+// is scratch space for decoding the result.
+func readToolCall(o *jsonscan.Obj, tc *toolCall, buf *[]byte) {
+	*tc = toolCall{}
 	for o.NextKey() {
 		k := o.Key()
 		switch {
@@ -162,7 +162,7 @@ func readToolCall(o *jsonscan.Obj, buf *[]byte) toolCall {
 				}
 			}
 			o.LeaveObject(&inner)
-			return tc
+			return
 		case string(k) == "function":
 			val := o.Value()
 			if len(val) == 0 || val[0] != '{' {
@@ -177,7 +177,6 @@ func readToolCall(o *jsonscan.Obj, buf *[]byte) toolCall {
 			tc.resultRead = false
 		}
 	}
-	return tc
 }
 
 // toolCallKey returns the key of the "<kind>ToolCall" member of v.
@@ -299,10 +298,23 @@ func (tc *toolCall) describe() (category, summary string) {
 	return t.category, ""
 }
 
-func (tc *toolCall) call(callID string) *agentstream.ToolCall {
-	in, trunc := fields.Input(tc.args)
+func (tc *toolCall) call(callID string, buf *[]byte) *agentstream.ToolCall {
+	in, trunc := input(tc.args, buf)
 	category, summary := tc.describe()
 	return &agentstream.ToolCall{CallID: callID, Name: tc.name, Input: in, Truncated: trunc, Category: category, Summary: summary}
+}
+
+// input is fields.Input compacting into the scratch buffer buf.
+func input(args []byte, buf *[]byte) (string, bool) {
+	if len(args) == 0 {
+		return fields.Input(args)
+	}
+	b, ok := jsonscan.AppendCompact((*buf)[:0], args)
+	*buf = b[:0]
+	if !ok {
+		return agentstream.ClipBytes(args, agentstream.MaxText)
+	}
+	return agentstream.ClipBytes(b, agentstream.MaxText)
 }
 
 // results appends the events of a completed call to dst: tool.result,
