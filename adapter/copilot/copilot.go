@@ -31,6 +31,7 @@ type Decoder struct {
 	turn      int64
 	active    bool          // events other than a turn's end since the last result
 	buf       []byte        // scratch for decoding tool outputs
+	requests  []requestOf   // scratch for assistant.message's tool requests
 	deltas    fields.Deltas // delta payloads, from slabs
 }
 
@@ -51,6 +52,7 @@ func NewDecoder() *Decoder {
 // lineOf is what a line's top level holds, as raw JSON values, and what
 // its data object holds.
 type lineOf struct {
+	kind                                                 string // the type, named by lineKind
 	typ, data, id, timestamp, sessionID, exitCode, usage []byte
 	d                                                    dataOf
 }
@@ -82,8 +84,9 @@ type resultOf struct {
 
 // messageOf is what assistant.message's data holds.
 type messageOf struct {
-	content, requests, reasoning, outputTokens, model, messageID, apiCallID []byte
-	contentC, reasoningC                                                    fields.Clipped
+	content, reasoning, outputTokens, model, messageID, apiCallID []byte
+	contentC, reasoningC                                          fields.Clipped
+	requests                                                      []requestOf // toolRequests, read in place
 }
 
 // requestOf is what an entry of assistant.message's toolRequests holds.
@@ -91,17 +94,17 @@ type requestOf struct {
 	id, name, arguments, intention []byte
 }
 
-// readData reads the data object of a line of type typ; buf is scratch
-// space for decoding.
-func readData(o *jsonscan.Obj, typ string, f *dataOf, buf *[]byte) {
+// readData reads the data object of a line of kind kind into f, decoding
+// in the decoder's scratch space.
+func (d *Decoder) readData(o *jsonscan.Obj, kind string, f *dataOf) {
 	f.object = true
-	switch typ {
+	switch kind {
 	case "tool.execution_complete":
-		readResult(o, &f.res, buf)
+		readResult(o, &f.res, &d.buf)
 	case "assistant.message":
-		readMessage(o, &f.msg, buf)
+		readMessage(o, &f.msg, &d.buf, &d.requests)
 	default:
-		readMembers(o, f, buf)
+		readMembers(o, f, &d.buf)
 	}
 }
 
@@ -139,14 +142,16 @@ func readResult(o *jsonscan.Obj, r *resultOf, buf *[]byte) {
 	}
 }
 
-// readMessage reads the members of assistant.message's data.
-func readMessage(o *jsonscan.Obj, m *messageOf, buf *[]byte) {
+// readMessage reads the members of assistant.message's data; requests is
+// scratch space for the tool requests.
+func readMessage(o *jsonscan.Obj, m *messageOf, buf *[]byte, requests *[]requestOf) {
 	for o.NextKey() {
 		switch string(o.Key()) {
 		case "content":
 			m.contentC, m.content = fields.ClipRaw(o, buf)
 		case "toolRequests":
-			m.requests = o.Value()
+			m.requests = appendRequests((*requests)[:0], o)
+			*requests = m.requests
 		case "reasoningText":
 			m.reasoningC, m.reasoning = fields.ClipRaw(o, buf)
 		case "outputTokens":
@@ -196,6 +201,26 @@ func readMembers(o *jsonscan.Obj, f *dataOf, buf *[]byte) {
 	}
 }
 
+// appendRequests appends the entries of the current member of o, when it
+// is an array, read in place: an entry that is not an object gives a zero
+// requestOf.
+func appendRequests(dst []requestOf, o *jsonscan.Obj) []requestOf {
+	a, ok := o.Array()
+	if !ok {
+		return dst
+	}
+	for a.NextElem() {
+		var r requestOf
+		if e, ok := a.Object(); ok {
+			readRequest(&e, &r)
+			a.LeaveObject(&e)
+		}
+		dst = append(dst, r)
+	}
+	o.LeaveArray(&a)
+	return dst
+}
+
 // readRequest reads an entry of toolRequests, matching keys as jsonscan.Get
 // does.
 func readRequest(o *jsonscan.Obj, r *requestOf) {
@@ -239,17 +264,26 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 		return append(dst, fields.Raw(line))
 	}
 	var l lineOf
-	obj, _ := jsonscan.Object(line)
+	// One pass over the line: the data, where a tool's output makes a line
+	// large, is read in place when the type came first, as Copilot prints
+	// it. The head of a delta line, the most frequent kind, is read at once.
+	var obj jsonscan.Obj
+	if pos := d.readDeltaHead(line, &l); pos > 0 {
+		obj = jsonscan.ObjectFrom(line, pos)
+	} else {
+		obj, _ = jsonscan.Object(line)
+	}
 	for obj.NextKey() {
 		switch string(obj.Key()) {
 		case "type":
 			l.typ = obj.Value()
+			l.kind = lineKind(unquote(l.typ))
 		case "data":
-			// The data, where a tool's output makes a line large, is read
-			// in place when the type came first, as Copilot prints it.
-			l.d = dataOf{}
+			if l.d.object {
+				l.d = dataOf{}
+			}
 			if o, ok := obj.Object(); ok && l.typ != nil {
-				readData(&o, string(unquote(l.typ)), &l.d, &d.buf)
+				d.readData(&o, l.kind, &l.d)
 				obj.LeaveObject(&o)
 				l.d.readAs = l.typ
 			}
@@ -269,21 +303,20 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 	if !obj.Complete() {
 		return append(dst, fields.Raw(line))
 	}
-	typ := string(unquote(l.typ))
-	if typ == "" {
-		return append(dst, fields.Raw(line))
+	if l.kind == "" {
+		return append(dst, unmapped(line))
 	}
 	if !bytes.Equal(l.d.readAs, l.typ) {
 		l.d = dataOf{}
 		if o, ok := jsonscan.Object(l.data); ok {
-			readData(&o, typ, &l.d, &d.buf)
+			d.readData(&o, l.kind, &l.d)
 		}
 	}
 	start := len(dst)
-	if !d.started && typ != "result" && len(l.data) > 0 && l.data[0] == '{' && len(l.id) > 0 {
-		dst = d.start(dst, typ, l.data)
+	if !d.started && l.kind != "result" && len(l.data) > 0 && l.data[0] == '{' && len(l.id) > 0 {
+		dst = d.start(dst, l.kind, l.data)
 	}
-	dst = d.dispatch(dst, line, typ, &l)
+	dst = d.dispatch(dst, line, &l)
 	if start == len(dst) {
 		return dst
 	}
@@ -301,6 +334,139 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 	return dst
 }
 
+// lineKind returns the line type t as one of the constant names dispatch
+// knows, without allocating: "" for no type, "other" for any type it does
+// not know.
+func lineKind(t []byte) string {
+	switch string(t) {
+	case "":
+		return ""
+	case "session.start":
+		return "session.start"
+	case "session.tools_updated":
+		return "session.tools_updated"
+	case "session.model_change":
+		return "session.model_change"
+	case "session.warning":
+		return "session.warning"
+	case "session.error":
+		return "session.error"
+	case "session.task_complete":
+		return "session.task_complete"
+	case "user.message":
+		return "user.message"
+	case "assistant.turn_start":
+		return "assistant.turn_start"
+	case "assistant.turn_end":
+		return "assistant.turn_end"
+	case "assistant.message_start":
+		return "assistant.message_start"
+	case "assistant.message_delta":
+		return "assistant.message_delta"
+	case "assistant.reasoning_delta":
+		return "assistant.reasoning_delta"
+	case "assistant.reasoning":
+		return "assistant.reasoning"
+	case "assistant.message":
+		return "assistant.message"
+	case "model.message":
+		return "model.message"
+	case "tool.execution_start":
+		return "tool.execution_start"
+	case "tool.execution_partial_result":
+		return "tool.execution_partial_result"
+	case "tool.execution_complete":
+		return "tool.execution_complete"
+	case "result":
+		return "result"
+	}
+	return "other"
+}
+
+// The heads of delta lines as Copilot prints them, up to the data's first
+// value, and the members that follow, each up to its value.
+var (
+	messageDeltaHead   = []byte(`{"type":"assistant.message_delta","data":{"messageId":`)
+	reasoningDeltaHead = []byte(`{"type":"assistant.reasoning_delta","data":{"reasoningId":`)
+	deltaContentKey    = []byte(`,"deltaContent":`)
+	idKey              = []byte(`},"id":`)
+	timestampKey       = []byte(`,"timestamp":`)
+)
+
+// readDeltaHead reads the type and data members at once when the line
+// starts exactly as a delta line does: the type, then data holding a string
+// id and the deltaContent string, and nothing else; and the id and
+// timestamp strings when they follow. It fills l as the member loop would
+// and returns the position just past the last value read, or 0 (l
+// untouched) for any other line, which the member loop then reads.
+func (d *Decoder) readDeltaHead(line []byte, l *lineOf) int {
+	var kind string
+	var p int
+	switch {
+	case bytes.HasPrefix(line, messageDeltaHead):
+		kind, p = "assistant.message_delta", len(messageDeltaHead)
+	case bytes.HasPrefix(line, reasoningDeltaHead):
+		kind, p = "assistant.reasoning_delta", len(reasoningDeltaHead)
+	default:
+		return 0
+	}
+	q := stringEnd(line, p)
+	if q == 0 || !bytes.HasPrefix(line[q:], deltaContentKey) {
+		return 0
+	}
+	q += len(deltaContentKey)
+	out, end, ok := jsonscan.StringAt(d.buf[:0], line, q)
+	if !ok || end >= len(line) || line[end] != '}' {
+		return 0
+	}
+	d.buf = out[:0]
+	// {"type": is 8 bytes, as is ,"data": after the quoted type.
+	l.kind, l.typ, l.data = kind, line[8:10+len(kind)], line[18+len(kind):end+1]
+	l.d.readAs, l.d.object, l.d.deltaContent = l.typ, true, string(out)
+	pos := end + 1
+	if v, next := stringMember(line, end, idKey); next > 0 {
+		l.id, pos = v, next
+		if v, next := stringMember(line, pos, timestampKey); next > 0 {
+			l.timestamp, pos = v, next
+		}
+	}
+	return pos
+}
+
+// stringMember returns the raw string value that follows the bytes key at
+// line[pos:], checked, and the position just past it; next is 0 when key is
+// not there or no valid string follows it.
+func stringMember(line []byte, pos int, key []byte) (v []byte, next int) {
+	if !bytes.HasPrefix(line[pos:], key) {
+		return nil, 0
+	}
+	p := pos + len(key)
+	e := stringEnd(line, p)
+	if e == 0 {
+		return nil, 0
+	}
+	return line[p:e:e], e
+}
+
+// stringEnd returns the position just past the valid JSON string that
+// starts at line[p], or 0 when none does.
+func stringEnd(line []byte, p int) int {
+	if p >= len(line) || line[p] != '"' {
+		return 0
+	}
+	e, err := jsonscan.Skip(line, p)
+	if err != nil {
+		return 0
+	}
+	return e
+}
+
+// unmapped returns the raw event of a line that maps to nothing, the member
+// loop having found it valid (fields.Raw would check it again).
+func unmapped(line []byte) agentstream.Event {
+	return agentstream.E(agentstream.NewRaw(agentstream.RawUnmapped, line))
+}
+
 // End appends nothing: message deltas without their message are flushed by
 // the Normalizer, marked partial.
 func (d *Decoder) End(dst []agentstream.Event) []agentstream.Event { return dst }
@@ -309,10 +475,10 @@ func (d *Decoder) End(dst []agentstream.Event) []agentstream.Event { return dst 
 // {type, data, id} envelope). Copilot prints
 // no init line: the model comes from the event when it carries one, the
 // session id only with the final result.
-func (d *Decoder) start(dst []agentstream.Event, typ string, data []byte) []agentstream.Event {
+func (d *Decoder) start(dst []agentstream.Event, kind string, data []byte) []agentstream.Event {
 	d.started = true
 	s := &agentstream.SessionStarted{Harness: Harness}
-	switch typ {
+	switch kind {
 	case "session.start":
 		s.SessionID = fields.Str(jsonscan.Get(data, "sessionId"))
 		s.Version = fields.Str(jsonscan.Get(data, "copilotVersion"))
@@ -328,9 +494,9 @@ func (d *Decoder) start(dst []agentstream.Event, typ string, data []byte) []agen
 	return append(dst, agentstream.E(s))
 }
 
-func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, typ string, l *lineOf) []agentstream.Event {
+func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, l *lineOf) []agentstream.Event {
 	f := &l.d
-	switch typ {
+	switch l.kind {
 	case "session.start":
 		return dst
 	case "session.tools_updated", "session.model_change":
@@ -395,17 +561,16 @@ func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, typ string, l *
 		return append(dst, agentstream.E(&agentstream.Thinking{Text: text, Truncated: trunc}))
 	case "assistant.message":
 		if !f.object {
-			return append(dst, fields.Raw(line))
+			return append(dst, unmapped(line))
 		}
 		return d.message(dst, &f.msg)
 	case "model.message":
 		return d.modelMessage(dst, line, l.data)
 	case "tool.execution_start":
-		id := fields.Str(f.toolCallID)
-		if c, ok := d.calls[id]; ok && c.announced {
+		if d.announced(f.toolCallID) {
 			return dst
 		}
-		return d.toolCall(dst, id, fields.Str(f.toolName), f.arguments, "")
+		return d.toolCall(dst, fields.Str(f.toolCallID), fields.Str(f.toolName), f.arguments, nil)
 	case "tool.execution_partial_result":
 		s, trunc := agentstream.Clip(f.partialOutput, agentstream.MaxText)
 		if s == "" {
@@ -417,7 +582,7 @@ func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, typ string, l *
 	case "result":
 		return d.result(dst, l)
 	}
-	return append(dst, fields.Raw(line))
+	return append(dst, unmapped(line))
 }
 
 // message maps assistant.message: its reasoning (unless reasoning events
@@ -437,18 +602,12 @@ func (d *Decoder) message(dst []agentstream.Event, m *messageOf) []agentstream.E
 		d.lastText = text
 		dst = append(dst, agentstream.E(&agentstream.Message{Role: agentstream.RoleAssistant, Text: text, Truncated: trunc}))
 	}
-	arr, _ := jsonscan.Array(m.requests)
-	for arr.NextElem() {
-		var r requestOf
-		if o, ok := arr.Object(); ok {
-			readRequest(&o, &r)
-			arr.LeaveObject(&o)
-		}
+	for _, r := range m.requests {
 		id := fields.Str(r.id)
 		if c, ok := d.calls[id]; ok && c.announced {
 			continue
 		}
-		dst = d.toolCall(dst, id, fields.Str(r.name), r.arguments, fields.Str(r.intention))
+		dst = d.toolCall(dst, id, fields.Str(r.name), r.arguments, r.intention)
 	}
 	key := fields.Str(m.apiCallID)
 	if key == "" {
@@ -463,7 +622,7 @@ func (d *Decoder) message(dst []agentstream.Event, m *messageOf) []agentstream.E
 func (d *Decoder) modelMessage(dst []agentstream.Event, line, data []byte) []agentstream.Event {
 	msg := jsonscan.Get(data, "message")
 	if fields.Str(jsonscan.Get(msg, "role")) != agentstream.RoleAssistant {
-		return append(dst, fields.Raw(line))
+		return append(dst, unmapped(line))
 	}
 	if m := fields.Str(jsonscan.GetPath(data, "modelCall", "model")); m != "" {
 		d.model = m
@@ -493,7 +652,18 @@ func (d *Decoder) callUsage(dst []agentstream.Event, key string, outputTokens []
 	}))
 }
 
-func (d *Decoder) toolCall(dst []agentstream.Event, id, name string, args []byte, intention string) []agentstream.Event {
+// announced reports whether the call whose raw id is v was announced,
+// decoding the id in scratch space rather than allocating it.
+func (d *Decoder) announced(v []byte) bool {
+	id, _ := jsonscan.AppendString(d.buf[:0], v)
+	d.buf = id[:0]
+	c, ok := d.calls[string(id)]
+	return ok && c.announced
+}
+
+// toolCall emits the tool.call of a call and keeps the call until its
+// result; intention is the request's raw intentionSummary.
+func (d *Decoder) toolCall(dst []agentstream.Event, id, name string, args, intention []byte) []agentstream.Event {
 	in, trunc := fields.Input(args)
 	category, summary := describeTool(name, args, intention)
 	c := call{name: name, announced: true}
@@ -514,7 +684,7 @@ func (d *Decoder) toolResult(dst []agentstream.Event, res *resultOf) []agentstre
 	callID := fields.Str(id)
 	c, ok := d.calls[callID]
 	if !ok || !c.announced {
-		dst = d.toolCall(dst, callID, fields.Str(toolName), nil, "")
+		dst = d.toolCall(dst, callID, fields.Str(toolName), nil, nil)
 		c = d.calls[callID]
 	}
 	delete(d.calls, callID)

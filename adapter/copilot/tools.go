@@ -46,8 +46,8 @@ var fileTools = map[string]string{
 
 // describeTool returns the category and safe summary of a call. For a known
 // tool whose arguments give no summary, the request's intentionSummary (one
-// line the agent wrote to describe the call) is used.
-func describeTool(name string, args []byte, intention string) (category, summary string) {
+// line the agent wrote to describe the call), raw, is decoded and used.
+func describeTool(name string, args, intention []byte) (category, summary string) {
 	t, ok := copilotTools[name]
 	if !ok {
 		return agentstream.CategoryOther, ""
@@ -57,7 +57,7 @@ func describeTool(name string, args []byte, intention string) (category, summary
 			return t.category, s
 		}
 	}
-	return t.category, fields.Summary(intention)
+	return t.category, fields.Summary(fields.Str(intention))
 }
 
 // fileChange returns the file.change of a file tool that succeeded. The
