@@ -269,8 +269,14 @@ func digits(b []byte) (int, bool) {
 // daysIn returns the number of days of a month of the proleptic Gregorian
 // calendar.
 func daysIn(year, month int) int {
-	return time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day()
+	if month == 2 && year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+		return 29
+	}
+	return int(monthDays[month])
 }
+
+// monthDays holds the days of each month of a common year, January at 1.
+var monthDays = [13]uint8{0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}
 
 // EpochSeconds formats a number of seconds since 1970 as RFC 3339, or ""
 // when v is not a number.

@@ -57,3 +57,14 @@ func FuzzTime(f *testing.F) {
 		}
 	})
 }
+
+func TestDaysIn(t *testing.T) {
+	for year := 1896; year <= 2404; year++ {
+		for month := 1; month <= 12; month++ {
+			want := time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day()
+			if got := daysIn(year, month); got != want {
+				t.Fatalf("daysIn(%d, %d) = %d; want %d", year, month, got, want)
+			}
+		}
+	}
+}
