@@ -93,10 +93,11 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// benchLines runs fn over data b.N times and reports MB/s, ns/line and
-// allocs/line, and cpu-MB/s: the bytes per second of CPU time the process
-// spent (the garbage collector's included), which a machine shared with
-// other work does not distort the way it does wall-clock MB/s.
+// benchLines runs fn over data b.N times and reports MB/s, ns/line, the
+// mean line size (B/line: MB/s compare fairly between workloads of like
+// line sizes), allocs/line, and cpu-MB/s: the bytes per second of CPU time
+// the process spent (the garbage collector's included), which a machine
+// shared with other work does not distort the way it does wall-clock MB/s.
 func benchLines(b *testing.B, data []byte, fn func([]byte) int) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
@@ -113,6 +114,7 @@ func benchLines(b *testing.B, data []byte, fn func([]byte) int) {
 	cpu := cpuTime() - cpu0
 	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(lines), "ns/line")
+	b.ReportMetric(float64(len(data))*float64(b.N)/float64(lines), "B/line")
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(lines), "allocs/line")
 	if cpu > 0 {
 		b.ReportMetric(float64(len(data))*float64(b.N)/1e6/cpu.Seconds(), "cpu-MB/s")
