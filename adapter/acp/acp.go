@@ -73,6 +73,7 @@ type lineOf struct {
 	paramsRead        bool     // the params of session/update were read in place
 	update, sessionID []byte   // params.update and params.sessionId
 	up                updateOf // params.update, read in place when an object
+	upUsed            bool     // up holds a read: clear it before another
 }
 
 // readParams reads the update and session id of session/update's params,
@@ -82,7 +83,10 @@ func (l *lineOf) readParams(p *jsonscan.Obj, s *scratch) {
 	for p.NextKey() {
 		switch string(p.Key()) {
 		case "update":
-			l.up = updateOf{}
+			if l.upUsed {
+				l.up = updateOf{}
+			}
+			l.upUsed = true
 			if uo, ok := p.Object(); ok {
 				l.up.read(&uo, s)
 				p.LeaveObject(&uo)
