@@ -28,27 +28,6 @@ func (o *Obj) AppendStringClip(dst []byte, max int) (out []byte, total int, trun
 	return dst, 0, false, false
 }
 
-// AppendStringClip is Obj.AppendStringClip for the current element.
-func (a *Arr) AppendStringClip(dst []byte, max int) (out []byte, total int, truncated bool, ok bool) {
-	switch a.state {
-	case iterItem:
-		return AppendStringClip(dst, a.data[a.vs:a.ve], max)
-	case iterLazy:
-		if a.data[a.vs] != '"' {
-			return dst, 0, false, false
-		}
-		max = builtinMax(max, 0)
-		out, end, total, code := clipString(dst, a.data, a.vs, max)
-		if code != errNone {
-			a.fail(end, code)
-			return dst, 0, false, false
-		}
-		a.ve, a.pos, a.state = end, end, iterItem
-		return out, total, total > max, true
-	}
-	return dst, 0, false, false
-}
-
 // AppendString appends the current member's value, which must be a JSON
 // string, decoded as the function AppendString does; a value not yet
 // scanned is validated and decoded in one pass. ok is false when the value

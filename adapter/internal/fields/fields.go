@@ -35,20 +35,6 @@ func Text(v []byte) (text string, truncated bool, chars int64) {
 	return s, trunc, int64(total)
 }
 
-// TextBuf is Text decoding into the scratch space buf, kept between calls,
-// so that a large value costs one allocation: the string returned.
-func TextBuf(buf *[]byte, v []byte) (text string, truncated bool, chars int64) {
-	if len(v) == 0 || v[0] != '"' {
-		return "", false, 0
-	}
-	out, total, trunc, ok := jsonscan.AppendStringClip((*buf)[:0], v, agentstream.MaxText)
-	if !ok {
-		return "", false, 0
-	}
-	*buf = out[:0]
-	return string(out), trunc, int64(total)
-}
-
 // Clipped is a string value decoded and clipped to MaxText code points where
 // it was read; OK is false when the value was not read that way.
 type Clipped struct {
@@ -88,16 +74,6 @@ func StrMember(o *jsonscan.Obj, buf *[]byte) (s string, ok bool) {
 func ClipRaw(o *jsonscan.Obj, buf *[]byte) (Clipped, []byte) {
 	c := ClipMember(o, buf)
 	return c, o.Value()
-}
-
-// ClipElem is ClipMember for the current element of a.
-func ClipElem(a *jsonscan.Arr, buf *[]byte) Clipped {
-	out, total, trunc, ok := a.AppendStringClip((*buf)[:0], agentstream.MaxText)
-	if !ok {
-		return Clipped{}
-	}
-	*buf = out[:0]
-	return Clipped{Text: string(out), Truncated: trunc, Chars: int64(total), OK: true}
 }
 
 // Or returns the clipped text, or Text(v) when c was not read in place.
