@@ -43,11 +43,7 @@ func (o *Obj) AppendString(dst []byte) (out []byte, ok bool) {
 		}
 		out, end := appendDecodedString(dst, o.data, o.vs+1)
 		if end < 0 {
-			end, _, code := scanString(o.data, o.vs)
-			if code == errNone {
-				code = errEscape // not reached: both check the same rules
-			}
-			o.fail(end, code)
+			o.fail(stringError(o.data, o.vs))
 			return dst, false
 		}
 		o.ve, o.pos, o.state = end, end, iterItem

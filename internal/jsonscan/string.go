@@ -127,21 +127,7 @@ func AppendString(dst, v []byte) (out []byte, ok bool) {
 // the closing quote, or -1 if the string is malformed (dst's contents past
 // its original length are then unspecified).
 func appendDecodedString(dst, data []byte, p int) ([]byte, int) {
-	// Escapes are ASCII, so the content is valid UTF-8 exactly when the raw
-	// bytes are: check them once, and decode again replacing bad bytes
-	// only when they are not.
-	orig := len(dst)
-	out, end := decodeString(dst, data, p, false)
-	if end < 0 || utf8.Valid(data[p:end-1]) {
-		return out, end
-	}
-	return decodeString(out[:orig], data, p, true)
-}
-
-// decodeString is appendDecodedString, replacing invalid UTF-8 only when
-// check is set.
-func decodeString(dst, data []byte, p int, check bool) ([]byte, int) {
-	out, q, closed := decodeUntil(dst, data, p, len(data), check)
+	out, q, closed := appendDecodedUntil(dst, data, p, len(data))
 	if !closed {
 		return out, -1
 	}
@@ -501,14 +487,21 @@ func clipString(dst, data []byte, i, max int) (out []byte, end, total int, code 
 	return dst, end, total, errNone
 }
 
-// clipFail reports where the string starting at data[i] is malformed.
+// clipFail is clipString's result for a malformed string.
 func clipFail(dst, data []byte, i int) ([]byte, int, int, errCode) {
+	end, code := stringError(data, i)
+	return dst, end, 0, code
+}
+
+// stringError returns where the string starting at data[i], which a
+// decoder found malformed, goes wrong, as scanString says.
+func stringError(data []byte, i int) (int, errCode) {
 	end, _, code := scanString(data, i)
 	if code == errNone {
-		// Not reached: clipString and scanString check the same rules.
+		// Not reached: the decoders and scanString check the same rules.
 		code = errEscape
 	}
-	return dst, end, 0, code
+	return end, code
 }
 
 // appendDecodedUntil decodes the string content starting at data[p] as
@@ -517,7 +510,9 @@ func clipFail(dst, data []byte, i int) ([]byte, int, int, errCode) {
 // starts before lim is decoded whole. It returns where it stopped (just past
 // the quote when closed), or -1 if the string is malformed.
 func appendDecodedUntil(dst, data []byte, p, lim int) (out []byte, q int, closed bool) {
-	// As in appendDecodedString, the raw bytes are checked for UTF-8 once.
+	// Escapes are ASCII, so the content is valid UTF-8 exactly when the raw
+	// bytes are: check them once, and decode again replacing bad bytes
+	// only when they are not.
 	orig := len(dst)
 	out, q, closed = decodeUntil(dst, data, p, lim, false)
 	if q < 0 {
