@@ -2,8 +2,6 @@ package cursor
 
 import (
 	"bytes"
-	"encoding/binary"
-	"math/bits"
 	"strings"
 	"unicode/utf8"
 
@@ -299,22 +297,9 @@ func (tc *toolCall) describe() (category, summary string) {
 }
 
 func (tc *toolCall) call(callID string, buf *[]byte) *agentstream.ToolCall {
-	in, trunc := input(tc.args, buf)
+	in, trunc := fields.InputBuf(buf, tc.args)
 	category, summary := tc.describe()
 	return &agentstream.ToolCall{CallID: callID, Name: tc.name, Input: in, Truncated: trunc, Category: category, Summary: summary}
-}
-
-// input is fields.Input compacting into the scratch buffer buf.
-func input(args []byte, buf *[]byte) (string, bool) {
-	if len(args) == 0 {
-		return fields.Input(args)
-	}
-	b, ok := jsonscan.AppendCompact((*buf)[:0], args)
-	*buf = b[:0]
-	if !ok {
-		return agentstream.ClipBytes(args, agentstream.MaxText)
-	}
-	return agentstream.ClipBytes(b, agentstream.MaxText)
 }
 
 // results appends the events of a completed call to dst: tool.result,
@@ -460,27 +445,6 @@ func mcpText(outcome []byte) (string, bool, int64) {
 	return s, trunc || chars > int64(agentstream.CountChars(s)), chars
 }
 
-// runeCount is utf8.RuneCount (a code point per invalid byte). Valid UTF-8,
-// the usual case, has a code point per byte that does not continue one:
-// those bytes are counted eight at a time.
-func runeCount(b []byte) int {
-	if !utf8.Valid(b) {
-		return utf8.RuneCount(b)
-	}
-	n, i := len(b), 0
-	for ; i+8 <= len(b); i += 8 {
-		// Continuation bytes are 10xxxxxx: top bit set, the next clear.
-		x := binary.LittleEndian.Uint64(b[i:])
-		n -= bits.OnesCount64(x &^ (x << 1) & 0x8080808080808080)
-	}
-	for _, c := range b[i:] {
-		if !utf8.RuneStart(c) {
-			n--
-		}
-	}
-	return n
-}
-
 // compactBuf receives a compacted value piece by piece: its first bytes,
 // until they pass limit, are kept; the code points of the rest are only
 // counted. Past limit the kept bytes hold more than MaxText code points, so
@@ -500,14 +464,14 @@ type compactBuf struct {
 func (c *compactBuf) add(p []byte) {
 	room := c.limit + 1 - len(c.b)
 	if room <= 0 {
-		c.rest += runeCount(p)
+		c.rest += jsonscan.RuneCount(p)
 		return
 	}
 	if room < len(p) {
 		for room < len(p) && !utf8.RuneStart(p[room]) {
 			room++
 		}
-		c.rest += runeCount(p[room:])
+		c.rest += jsonscan.RuneCount(p[room:])
 		p = p[:room]
 	}
 	c.b = append(c.b, p...)
@@ -580,7 +544,7 @@ func compactText(buf *[]byte, o *jsonscan.Obj) fields.Clipped {
 	*o = compactObj(&c, *o)
 	*buf = c.b[:0]
 	s, trunc := agentstream.ClipBytes(c.b, agentstream.MaxText)
-	return fields.Clipped{Text: s, Truncated: trunc, Chars: int64(runeCount(c.b) + c.rest), OK: true}
+	return fields.Clipped{Text: s, Truncated: trunc, Chars: int64(jsonscan.RuneCount(c.b) + c.rest), OK: true}
 }
 
 // jsonText is the output of a tool whose result has no text of its own: the
@@ -591,7 +555,7 @@ func jsonText(v []byte) (string, bool, int64) {
 		return "", false, 0
 	}
 	s, trunc := agentstream.ClipBytes(b, agentstream.MaxText)
-	return s, trunc, int64(runeCount(b))
+	return s, trunc, int64(jsonscan.RuneCount(b))
 }
 
 func stepStatus(s string) string {

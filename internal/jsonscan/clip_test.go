@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // clipInPlace wraps v as the value of a member, clips it in place after
@@ -169,5 +170,17 @@ func TestSkipCopy(t *testing.T) {
 	n.NextKey()
 	if n.SkipCopy([]byte(`1`)) || string(n.Value()) != "12" {
 		t.Fatal("SkipCopy took a number")
+	}
+}
+
+func TestRuneCount(t *testing.T) {
+	for _, s := range []string{
+		"", "ascii only, more than eight bytes", "héllo wörld 日本語 🚀 and more text",
+		"bad \xff\xfe bytes", "\xe6\x97", "cut at the end \xe6\x97", "\x80\x80\x80\x80\x80 stray",
+		strings.Repeat("日本", 50) + "\xed\xa0\x80 surrogate",
+	} {
+		if got, want := RuneCount([]byte(s)), utf8.RuneCount([]byte(s)); got != want {
+			t.Errorf("RuneCount(%q) = %d; utf8.RuneCount gives %d", s, got, want)
+		}
 	}
 }

@@ -262,7 +262,7 @@ func scanCount(data []byte, p int) (end, count int, code errCode) {
 			if j >= 0 {
 				seg = seg[:j]
 			}
-			count += runeCount(seg)
+			count += RuneCount(seg)
 			if j < 0 {
 				return q + 1, count, errNone
 			}
@@ -314,9 +314,10 @@ func scanCount(data []byte, p int) (end, count int, code errCode) {
 	}
 }
 
-// runeCount returns the number of code points s decodes to when it has no
-// escapes, counting each byte outside a well-formed sequence as one.
-func runeCount(s []byte) int {
+// RuneCount returns the number of code points of s, counting each byte
+// outside a well-formed UTF-8 sequence as one, as utf8.RuneCount does; for
+// valid UTF-8 it counts the bytes that start a code point, a word at a time.
+func RuneCount(s []byte) int {
 	if !utf8.Valid(s) {
 		return utf8.RuneCount(s)
 	}

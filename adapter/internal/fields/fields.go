@@ -88,10 +88,18 @@ func (c Clipped) Or(v []byte) (text string, truncated bool, chars int64) {
 // tool.call input. An absent v gives "null", the JSON for no arguments; a v
 // that is not valid JSON is kept as text.
 func Input(v []byte) (input string, truncated bool) {
+	buf := make([]byte, 0, len(v))
+	return InputBuf(&buf, v)
+}
+
+// InputBuf is Input compacting into the scratch space buf, kept between
+// calls, so that the string returned is the one allocation.
+func InputBuf(buf *[]byte, v []byte) (input string, truncated bool) {
 	if len(v) == 0 {
 		return "null", false
 	}
-	b, ok := jsonscan.AppendCompact(make([]byte, 0, len(v)), v)
+	b, ok := jsonscan.AppendCompact((*buf)[:0], v)
+	*buf = b[:0]
 	if !ok {
 		return agentstream.ClipBytes(v, agentstream.MaxText)
 	}
