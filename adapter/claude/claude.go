@@ -134,7 +134,7 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 		switch string(obj.Key()) {
 		case "type":
 			f.typ = obj.Value()
-			f.kind = lineKind(fields.Unquoted(f.typ))
+			f.kind = fields.Kind(fields.Unquoted(f.typ), lineKinds)
 		case "subtype":
 			f.subtype = obj.Value()
 		case "message":
@@ -226,34 +226,10 @@ func (d *Decoder) decodeArray(dst []agentstream.Event, line []byte) []agentstrea
 	return dst
 }
 
-// lineKind returns the line type t as one of the constant names dispatch
-// knows, without allocating, or "" for any other type.
-func lineKind(t []byte) string {
-	switch string(t) {
-	case "system":
-		return "system"
-	case "assistant":
-		return "assistant"
-	case "user":
-		return "user"
-	case "stream_event":
-		return "stream_event"
-	case "result":
-		return "result"
-	case "rate_limit_event":
-		return "rate_limit_event"
-	case "control_request":
-		return "control_request"
-	case "control_response":
-		return "control_response"
-	case "tool_use":
-		return "tool_use"
-	case "ai-title":
-		return "ai-title"
-	case "custom-title":
-		return "custom-title"
-	}
-	return ""
+// lineKinds are the line types dispatch maps.
+var lineKinds = []string{
+	"system", "assistant", "user", "stream_event", "result", "rate_limit_event",
+	"control_request", "control_response", "tool_use", "ai-title", "custom-title",
 }
 
 func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, f *fieldsOf) []agentstream.Event {

@@ -334,51 +334,20 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 	return dst
 }
 
-// lineKind returns the line type t as one of the constant names dispatch
-// knows, without allocating: "" for no type, "other" for any type it does
-// not know.
+// lineKinds are the line types dispatch knows.
+var lineKinds = []string{
+	"session.start", "session.tools_updated", "session.model_change", "session.warning",
+	"session.error", "session.task_complete", "user.message", "assistant.turn_start",
+	"assistant.turn_end", "assistant.message_start", "assistant.message_delta",
+	"assistant.reasoning_delta", "assistant.reasoning", "assistant.message", "model.message",
+	"tool.execution_start", "tool.execution_partial_result", "tool.execution_complete", "result",
+}
+
+// lineKind returns the line type t as one of lineKinds, without
+// allocating: "" for no type, "other" for any type it does not know.
 func lineKind(t []byte) string {
-	switch string(t) {
-	case "":
-		return ""
-	case "session.start":
-		return "session.start"
-	case "session.tools_updated":
-		return "session.tools_updated"
-	case "session.model_change":
-		return "session.model_change"
-	case "session.warning":
-		return "session.warning"
-	case "session.error":
-		return "session.error"
-	case "session.task_complete":
-		return "session.task_complete"
-	case "user.message":
-		return "user.message"
-	case "assistant.turn_start":
-		return "assistant.turn_start"
-	case "assistant.turn_end":
-		return "assistant.turn_end"
-	case "assistant.message_start":
-		return "assistant.message_start"
-	case "assistant.message_delta":
-		return "assistant.message_delta"
-	case "assistant.reasoning_delta":
-		return "assistant.reasoning_delta"
-	case "assistant.reasoning":
-		return "assistant.reasoning"
-	case "assistant.message":
-		return "assistant.message"
-	case "model.message":
-		return "model.message"
-	case "tool.execution_start":
-		return "tool.execution_start"
-	case "tool.execution_partial_result":
-		return "tool.execution_partial_result"
-	case "tool.execution_complete":
-		return "tool.execution_complete"
-	case "result":
-		return "result"
+	if k := fields.Kind(t, lineKinds); k != "" || len(t) == 0 {
+		return k
 	}
 	return "other"
 }

@@ -46,7 +46,7 @@ func NewDecoder() *Decoder {
 
 // lineOf is what a line's top level holds, as raw JSON values.
 type lineOf struct {
-	kind                                                            string // the line's type (see lineKind)
+	kind                                                            string // the line's type, one of lineKinds or ""
 	typ, subtype, sessionID, message, toolCall, callID, timestampMs []byte
 	text, result, isError, durationMs, usage                        []byte
 
@@ -128,7 +128,7 @@ func (d *Decoder) readMembers(obj *jsonscan.Obj, l *lineOf) {
 		switch string(obj.Key()) {
 		case "type":
 			l.typ = obj.Value()
-			l.kind = lineKind(fields.Unquoted(l.typ))
+			l.kind = fields.Kind(fields.Unquoted(l.typ), lineKinds)
 		case "subtype":
 			l.subtype = obj.Value()
 		case "session_id":
@@ -179,25 +179,8 @@ func (d *Decoder) readMembers(obj *jsonscan.Obj, l *lineOf) {
 	}
 }
 
-// lineKind names the line types the adapter maps with constant strings; any
-// other type gives "".
-func lineKind(t []byte) string {
-	switch string(t) {
-	case "system":
-		return "system"
-	case "user":
-		return "user"
-	case "assistant":
-		return "assistant"
-	case "thinking":
-		return "thinking"
-	case "tool_call":
-		return "tool_call"
-	case "result":
-		return "result"
-	}
-	return ""
-}
+// lineKinds are the line types the adapter maps.
+var lineKinds = []string{"system", "user", "assistant", "thinking", "tool_call", "result"}
 
 // thinkingHead is how Cursor starts a thinking delta line, the most
 // frequent, up to its text; rawThinking and rawDelta are its type and

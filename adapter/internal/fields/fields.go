@@ -76,6 +76,18 @@ func ClipRaw(o *jsonscan.Obj, buf *[]byte) (Clipped, []byte) {
 	return c, o.Value()
 }
 
+// Kind returns the name among names that t spells, or "" when it is none
+// of them: a line's type named once, by a constant string, without
+// allocating.
+func Kind(t []byte, names []string) string {
+	for _, n := range names {
+		if string(t) == n {
+			return n
+		}
+	}
+	return ""
+}
+
 // Or returns the clipped text, or Text(v) when c was not read in place.
 func (c Clipped) Or(v []byte) (text string, truncated bool, chars int64) {
 	if c.OK {
