@@ -3,6 +3,8 @@ package agentstreamtest
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/agentstream/agentstream"
@@ -46,4 +48,25 @@ func describeFull(evs []agentstream.Event) string {
 		fmt.Fprintf(&b, "%s %s parent=%q time=%v replay=%v; ", e.Type(), e.Payload.AppendJSON(nil), e.ParentCallID, e.Time, e.Replay)
 	}
 	return b.String()
+}
+
+// FileLines returns the lines of every file matching the globs, for
+// comparisons such as CompareFastPath that take lines one by one.
+func FileLines(t testing.TB, globs ...string) [][]byte {
+	t.Helper()
+	var lines [][]byte
+	for _, g := range globs {
+		files, err := filepath.Glob(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines = append(lines, bytes.Split(data, []byte("\n"))...)
+		}
+	}
+	return lines
 }

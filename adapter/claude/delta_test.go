@@ -2,8 +2,6 @@ package claude_test
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/agentstream/agentstream"
@@ -22,15 +20,7 @@ func newDecoder() agentstream.Decoder { return claude.NewDecoder(claude.Config{}
 // recorded sessions, generated deltas and lines made to trip the head
 // reader.
 func TestDeltaHeadMatchesMemberLoop(t *testing.T) {
-	var lines [][]byte
-	files, _ := filepath.Glob(corpus + "claude-code/*.jsonl")
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines = append(lines, bytes.Split(data, []byte("\n"))...)
-	}
+	lines := agentstreamtest.FileLines(t, corpus+"claude-code/*.jsonl")
 	var gen bytes.Buffer
 	if err := workload.ClaudeDeltas(&gen, 256<<10, 7); err != nil {
 		t.Fatal(err)

@@ -2,8 +2,6 @@ package copilot_test
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/agentstream/agentstream"
@@ -25,16 +23,7 @@ func newDecoder() agentstream.Decoder { return copilot.NewDecoder() }
 // recorded sessions, a generated workload and lines made to trip the head
 // reader.
 func TestDeltaHeadMatchesMemberLoop(t *testing.T) {
-	var lines [][]byte
-	files, _ := filepath.Glob(corpus + "copilot/*.jsonl")
-	fixtures, _ := filepath.Glob("testdata/*.jsonl")
-	for _, f := range append(files, fixtures...) {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines = append(lines, bytes.Split(data, []byte("\n"))...)
-	}
+	lines := agentstreamtest.FileLines(t, corpus+"copilot/*.jsonl", "testdata/*.jsonl")
 	var gen bytes.Buffer
 	if err := workload.Copilot(&gen, 1<<20, 7); err != nil {
 		t.Fatal(err)

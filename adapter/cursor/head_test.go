@@ -2,8 +2,6 @@ package cursor_test
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/agentstream/agentstream"
@@ -23,16 +21,7 @@ func newDecoder() agentstream.Decoder { return cursor.NewDecoder() }
 // member, on recorded sessions, a generated workload and lines made to trip
 // the head reader.
 func TestThinkingHeadMatchesMemberLoop(t *testing.T) {
-	var lines [][]byte
-	files, _ := filepath.Glob(corpus + "cursor/*.jsonl")
-	fixtures, _ := filepath.Glob("testdata/*.jsonl")
-	for _, f := range append(files, fixtures...) {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines = append(lines, bytes.Split(data, []byte("\n"))...)
-	}
+	lines := agentstreamtest.FileLines(t, corpus+"cursor/*.jsonl", "testdata/*.jsonl")
 	var gen bytes.Buffer
 	if err := workload.Cursor(&gen, 1<<20, 7); err != nil {
 		t.Fatal(err)
