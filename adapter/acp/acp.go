@@ -111,6 +111,9 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 		return append(dst, fields.Raw(line))
 	}
 	var l lineOf
+	if d.readChunkHead(line, &l) {
+		return d.decodeLine(dst, line, &l)
+	}
 	obj, _ := jsonscan.Object(line)
 	for obj.NextKey() {
 		switch string(obj.Key()) {
@@ -147,11 +150,16 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 	if !obj.Complete() {
 		return append(dst, fields.Raw(line))
 	}
+	return d.decodeLine(dst, line, &l)
+}
+
+// decodeLine maps a well-formed line whose top level l holds.
+func (d *Decoder) decodeLine(dst []agentstream.Event, line []byte, l *lineOf) []agentstream.Event {
 	method := string(fields.Unquoted(l.method))
 	switch {
 	case method != "" && len(l.id) > 0:
 		if method == "session/request_permission" {
-			return d.permission(dst, line, &l)
+			return d.permission(dst, line, l)
 		}
 		if method == "session/prompt" {
 			// The client's prompt, in a log of both directions: what
