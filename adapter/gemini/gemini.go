@@ -65,7 +65,12 @@ func (d *Decoder) Decode(dst []agentstream.Event, raw []byte) []agentstream.Even
 		return append(dst, fields.Raw(raw))
 	}
 	var l line
-	obj, _ := jsonscan.Object(raw)
+	var obj jsonscan.Obj
+	if pos := d.readDeltaHead(raw, &l); pos > 0 {
+		obj = jsonscan.ObjectFrom(raw, pos)
+	} else {
+		obj, _ = jsonscan.Object(raw)
+	}
 	for obj.NextKey() {
 		switch string(obj.Key()) {
 		case "type":
@@ -165,15 +170,16 @@ func (d *Decoder) Decode(dst []agentstream.Event, raw []byte) []agentstream.Even
 // chunk maps an assistant delta chunk: a live message.delta now, and text
 // kept for the complete message emitted when anything else arrives.
 func (d *Decoder) chunk(dst []agentstream.Event, l *line, at time.Time) []agentstream.Event {
-	s := l.contentC.Text
+	s, n := l.contentC.Text, l.contentC.Chars
 	if !l.contentC.OK || l.contentC.Truncated {
 		s = fields.Str(l.content)
+		n = int64(agentstream.CountChars(s))
 	}
 	if s == "" {
 		return dst
 	}
 	whole := s
-	d.chars += int64(agentstream.CountChars(s))
+	d.chars += n
 	if room := textCap - len(d.text); room > 0 {
 		if len(s) > room {
 			s, _ = agentstream.Clip(s, room/4)

@@ -67,6 +67,21 @@ func StringAt(dst, data []byte, i int) (out []byte, end int, ok bool) {
 	return out, end, true
 }
 
+// StringClipAt is StringAt decoding at most max code points, as
+// AppendStringClip does: total is the number of code points of the whole
+// string, and truncated tells whether it had more than max.
+func StringClipAt(dst, data []byte, i, max int) (out []byte, end, total int, truncated, ok bool) {
+	if i < 0 || i >= len(data) || data[i] != '"' {
+		return dst, 0, 0, false, false
+	}
+	max = builtinMax(max, 0)
+	out, end, total, code := clipString(dst, data, i, max)
+	if code != errNone {
+		return dst, 0, 0, false, false
+	}
+	return out, end, total, total > max, true
+}
+
 // ObjectFrom returns an iterator over the object in data whose members up to
 // pos were read by other means: pos is just past a member's value, and
 // NextKey or Next go on with the member after it. The caller vouches for the

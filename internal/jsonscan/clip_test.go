@@ -184,3 +184,25 @@ func TestRuneCount(t *testing.T) {
 		}
 	}
 }
+
+// TestStringClipAt checks that clipping a string where it lies gives what
+// clipping it in an iteration does, and where it ends.
+func TestStringClipAt(t *testing.T) {
+	for _, in := range []string{`""`, `"a\u00e9\n\ud83d\ude00"`, "\"\xff日本\"", `"` + strings.Repeat(`x\"ü`, 50) + `"`} {
+		data := []byte(`[` + in + `,1]`)
+		for _, limit := range []int{-1, 0, 1, 3, 40, 1 << 20} {
+			want, wantTotal, wantTrunc, _ := clipInPlace(t, []byte(in), limit)
+			out, end, total, trunc, ok := StringClipAt([]byte("p:"), data, 1, limit)
+			if !ok || string(out) != "p:"+string(want) || end != 1+len(in) || total != wantTotal || trunc != wantTrunc {
+				t.Errorf("StringClipAt(%q, %d) = %q, %d, %d, %v, %v; want %q, %d, %d, %v", in, limit, out, end, total, trunc, ok, "p:"+string(want), 1+len(in), wantTotal, wantTrunc)
+			}
+		}
+	}
+	for _, in := range []string{`"a\q"`, `"abc`, `12`, `"ab\u12`, ``} {
+		for _, limit := range []int{0, 2, 1 << 20} {
+			if out, _, _, _, ok := StringClipAt([]byte("keep"), []byte(in), 0, limit); ok || string(out) != "keep" {
+				t.Errorf("StringClipAt(%q, %d) = %q, %v; want a failure", in, limit, out, ok)
+			}
+		}
+	}
+}
