@@ -3,6 +3,7 @@ package jsonscan
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -123,6 +124,34 @@ func BenchmarkAppendString2MB(b *testing.B) {
 		if buf, ok = AppendString(buf[:0], string2M); !ok {
 			b.Fatal("invalid")
 		}
+	}
+}
+
+// BenchmarkAppendStringSmall decodes texts of the sizes of messages and
+// deltas, where the cost of each escape and of each call tells.
+func BenchmarkAppendStringSmall(b *testing.B) {
+	for _, n := range []int{40, 300} {
+		var vs [][]byte
+		size := 0
+		text := toolResultText(64 << 10)
+		for i := 0; i+n < len(text); i += n + 7 {
+			v := jsonString(strings.ToValidUTF8(text[i:i+n], ""))
+			vs = append(vs, v)
+			size += len(v)
+		}
+		b.Run(strconv.Itoa(n)+"B", func(b *testing.B) {
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			var buf []byte
+			for b.Loop() {
+				for _, v := range vs {
+					var ok bool
+					if buf, ok = AppendString(buf[:0], v); !ok {
+						b.Fatal("invalid")
+					}
+				}
+			}
+		})
 	}
 }
 

@@ -601,7 +601,9 @@ func decodeUntil(dst, data []byte, p, lim int, check bool) (out []byte, q int, c
 			}
 			return dst[:w], c, false
 		}
-		dst, w = appendAt(dst, w, data[start:j], check)
+		if j > start {
+			dst, w = appendAt(dst, w, data[start:j], check)
+		}
 		if data[j] == '"' {
 			return dst[:w], j + 1, true
 		}
