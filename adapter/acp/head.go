@@ -29,8 +29,8 @@ func (d *Decoder) readChunkHead(line []byte, l *lineOf) bool {
 		return false
 	}
 	p := len(chunkHead)
-	sidEnd, err := jsonscan.Skip(line, p)
-	if err != nil || line[p] != '"' || !bytes.HasPrefix(line[sidEnd:], chunkUpdate) {
+	sidEnd, ok := jsonscan.SkipString(line, p)
+	if !ok || !bytes.HasPrefix(line[sidEnd:], chunkUpdate) {
 		return false
 	}
 	kindAt := sidEnd + len(chunkUpdate) - 1 // the kind's opening quote
@@ -49,8 +49,8 @@ func (d *Decoder) readChunkHead(line []byte, l *lineOf) bool {
 	var msgID []byte
 	if bytes.HasPrefix(line[q:], chunkMessage) {
 		at := q + len(chunkMessage)
-		end, err := jsonscan.Skip(line, at)
-		if err != nil || line[at] != '"' {
+		end, ok := jsonscan.SkipString(line, at)
+		if !ok {
 			return false
 		}
 		msgID, q = line[at:end], end

@@ -379,8 +379,8 @@ func (d *Decoder) readDeltaHead(line []byte, l *lineOf) int {
 	default:
 		return 0
 	}
-	q := stringEnd(line, p)
-	if q == 0 || !bytes.HasPrefix(line[q:], deltaContentKey) {
+	q, ok := jsonscan.SkipString(line, p)
+	if !ok || !bytes.HasPrefix(line[q:], deltaContentKey) {
 		return 0
 	}
 	q += len(deltaContentKey)
@@ -410,24 +410,11 @@ func stringMember(line []byte, pos int, key []byte) (v []byte, next int) {
 		return nil, 0
 	}
 	p := pos + len(key)
-	e := stringEnd(line, p)
-	if e == 0 {
+	e, ok := jsonscan.SkipString(line, p)
+	if !ok {
 		return nil, 0
 	}
 	return line[p:e:e], e
-}
-
-// stringEnd returns the position just past the valid JSON string that
-// starts at line[p], or 0 when none does.
-func stringEnd(line []byte, p int) int {
-	if p >= len(line) || line[p] != '"' {
-		return 0
-	}
-	e, err := jsonscan.Skip(line, p)
-	if err != nil {
-		return 0
-	}
-	return e
 }
 
 // unmapped returns the raw event of a line that maps to nothing, the member

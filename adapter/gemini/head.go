@@ -26,11 +26,8 @@ func (d *Decoder) readDeltaHead(raw []byte, l *line) int {
 		return 0
 	}
 	p := len(deltaHead)
-	if p >= len(raw) || raw[p] != '"' {
-		return 0
-	}
-	end, err := jsonscan.Skip(raw, p)
-	if err != nil || !bytes.HasPrefix(raw[end:], deltaRole) {
+	end, ok := jsonscan.SkipString(raw, p)
+	if !ok || !bytes.HasPrefix(raw[end:], deltaRole) {
 		return 0
 	}
 	c := end + len(deltaRole)

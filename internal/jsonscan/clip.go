@@ -67,6 +67,17 @@ func StringAt(dst, data []byte, i int) (out []byte, end int, ok bool) {
 	return out, end, true
 }
 
+// SkipString returns the index just past the JSON string whose opening
+// quote is data[i], checked as Skip checks it, without decoding it; ok is
+// false when no valid string starts there.
+func SkipString(data []byte, i int) (end int, ok bool) {
+	if i < 0 || i >= len(data) || data[i] != '"' {
+		return 0, false
+	}
+	end, _, code := scanString(data, i)
+	return end, code == errNone
+}
+
 // StringClipAt is StringAt decoding at most max code points, as
 // AppendStringClip does: total is the number of code points of the whole
 // string, and truncated tells whether it had more than max.

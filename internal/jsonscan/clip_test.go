@@ -206,3 +206,23 @@ func TestStringClipAt(t *testing.T) {
 		}
 	}
 }
+
+// TestSkipString checks that SkipString ends a string where Skip does and
+// refuses what Skip refuses, or what is not a string.
+func TestSkipString(t *testing.T) {
+	for _, in := range []string{`""`, `"a"`, `"a\u00e9\n\ud83d\ude00"`, "\"\xff日本\"", "\"raw\tcontrol\"", `"` + strings.Repeat(`x\"ü`, 50) + `"`,
+		`"a\q"`, `"abc`, `"ab\u12"`, `"ab\`, `12`, `{"a":1}`, ` "a"`, ``} {
+		data := []byte(in + `,1`)
+		want, err := Skip(data, 0)
+		wantOK := err == nil && strings.HasPrefix(in, `"`)
+		end, ok := SkipString(data, 0)
+		if ok != wantOK || (ok && end != want) {
+			t.Errorf("SkipString(%q) = %d, %v; want %d, %v", in, end, ok, want, wantOK)
+		}
+	}
+	for _, i := range []int{-1, 3, 4} {
+		if _, ok := SkipString([]byte(`"a"`), i); ok {
+			t.Errorf("SkipString at %d ok", i)
+		}
+	}
+}
