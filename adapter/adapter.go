@@ -34,6 +34,11 @@ type Adapter struct {
 	// this adapter's dialect. Claims of different adapters never overlap on
 	// the recorded corpus; nil means the adapter is never detected.
 	Claims func(lines [][]byte) bool
+	// Deliberate lists the native line types (named as NativeType names
+	// them) that the adapter leaves raw on purpose, each with the reason.
+	// docs/harnesses.md lists them; normalize --stats counts their raw
+	// lines apart from the unmapped ones.
+	Deliberate map[string]string
 }
 
 // All returns every adapter, in the order of the protocol table.

@@ -160,7 +160,7 @@ func normalizeStream(r io.Reader, w *bufio.Writer, opts normalizeOptions) error 
 		}
 		envs = n.Line(envs[:0], l, zeroTime)
 		if opts.stats != nil {
-			opts.stats.line(l, envs)
+			opts.stats.line(a, l, envs)
 		}
 		if err := write(); err != nil {
 			return err
@@ -168,7 +168,7 @@ func normalizeStream(r io.Reader, w *bufio.Writer, opts normalizeOptions) error 
 	}
 	envs = n.End(envs[:0], zeroTime)
 	if opts.stats != nil {
-		opts.stats.line(agentstream.Line{}, envs)
+		opts.stats.line(a, agentstream.Line{}, envs)
 	}
 	return write()
 }

@@ -8,7 +8,7 @@ import (
 	"sort"
 
 	"github.com/agentstream/agentstream"
-	"github.com/agentstream/agentstream/internal/jsonscan"
+	"github.com/agentstream/agentstream/adapter"
 )
 
 // normalizeStats counts what normalize produced: events per type, and per
@@ -21,45 +21,18 @@ type normalizeStats struct {
 type lineCount struct {
 	Lines int64 `json:"lines"`
 	Raw   int64 `json:"raw"`
+	// Deliberate counts the raw lines of a type the adapter leaves raw on
+	// purpose (adapter.Adapter.Deliberate); Raw - Deliberate is the drift.
+	Deliberate int64 `json:"deliberate"`
 }
 
 func newNormalizeStats() *normalizeStats {
 	return &normalizeStats{Events: map[string]int64{}, Lines: map[string]*lineCount{}}
 }
 
-// nativeType names the type of a native line: its type (with the subtype of
-// a system line), else its JSON-RPC method, else the type of a legacy
-// {"id","msg"} line's msg; "(blank)", "(no type)", "(not json)" or
-// "(oversized)" otherwise.
-func nativeType(l agentstream.Line) string {
-	if l.Oversized {
-		return "(oversized)"
-	}
-	b := jsonscan.TrimSpace(l.Bytes)
-	if len(b) == 0 {
-		return "(blank)"
-	}
-	if !jsonscan.Valid(b) {
-		return "(not json)"
-	}
-	if t, ok := jsonscan.String(jsonscan.Get(b, "type")); ok {
-		if sub, ok := jsonscan.String(jsonscan.Get(b, "subtype")); ok && sub != "" {
-			return t + "/" + sub
-		}
-		return t
-	}
-	if m, ok := jsonscan.String(jsonscan.Get(b, "method")); ok {
-		return m
-	}
-	if t, ok := jsonscan.String(jsonscan.GetPath(b, "msg", "type")); ok {
-		return "msg/" + t
-	}
-	return "(no type)"
-}
-
 // line counts one native line (zero Line for the events of the end) and the
-// envelopes it gave.
-func (s *normalizeStats) line(l agentstream.Line, envs []agentstream.Envelope) {
+// envelopes it gave, read by adapter a.
+func (s *normalizeStats) line(a adapter.Adapter, l agentstream.Line, envs []agentstream.Envelope) {
 	raw := false
 	for i := range envs {
 		t := envs[i].Type()
@@ -69,7 +42,7 @@ func (s *normalizeStats) line(l agentstream.Line, envs []agentstream.Envelope) {
 	if l.N == 0 {
 		return
 	}
-	nt := nativeType(l)
+	nt := adapter.NativeType(l)
 	c := s.Lines[nt]
 	if c == nil {
 		c = &lineCount{}
@@ -78,6 +51,9 @@ func (s *normalizeStats) line(l agentstream.Line, envs []agentstream.Envelope) {
 	c.Lines++
 	if raw {
 		c.Raw++
+		if _, ok := a.DeliberateRaw(nt); ok {
+			c.Deliberate++
+		}
 	}
 }
 
@@ -96,13 +72,27 @@ func (s *normalizeStats) print(w io.Writer) {
 		fmt.Fprintf(w, "  %-22s %8d\n", k, s.Events[k])
 	}
 	fmt.Fprintln(w, "native lines by type (lines that became raw / lines):")
+	var lines, unmapped int64
 	for _, k := range sortedKeys(s.Lines) {
 		c := s.Lines[k]
+		if k != "(blank)" {
+			lines += c.Lines
+			unmapped += c.Raw - c.Deliberate
+		}
 		mark := ""
-		if c.Raw > 0 && c.Raw == c.Lines && k != "(blank)" {
+		switch {
+		case c.Deliberate > 0 && c.Deliberate == c.Raw:
+			mark = "  raw on purpose"
+		case c.Deliberate > 0:
+			mark = fmt.Sprintf("  %d of them raw on purpose", c.Deliberate)
+		case c.Raw > 0 && c.Raw == c.Lines && k != "(blank)":
 			mark = "  all raw"
 		}
 		fmt.Fprintf(w, "  %-30s %6d / %-6d%s\n", k, c.Raw, c.Lines, mark)
+	}
+	if lines > 0 {
+		fmt.Fprintf(w, "unmapped raw lines: %d of %d (%.1f%%), not counting those raw on purpose\n",
+			unmapped, lines, 100*float64(unmapped)/float64(lines))
 	}
 }
 
