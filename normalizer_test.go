@@ -2,7 +2,6 @@ package agentstream_test
 
 import (
 	"fmt"
-	"go/build"
 	"strings"
 	"testing"
 	"time"
@@ -251,32 +250,6 @@ not json`
 	}
 	if _, ok := agentstream.ParseSessionTitle(""); ok {
 		t.Error("ParseSessionTitle of nothing found a title")
-	}
-}
-
-// TestImports keeps the architecture: the root package imports only the
-// standard library and the module's standard-library-only JSON scanner, and
-// adapters import nothing outside the module but the standard library.
-func TestImports(t *testing.T) {
-	check := func(dir string, allowed func(string) bool) {
-		pkg, err := build.ImportDir(dir, 0)
-		if err != nil {
-			t.Fatalf("%s: %v", dir, err)
-		}
-		for _, imp := range pkg.Imports {
-			if !allowed(imp) {
-				t.Errorf("%s imports %s, which it must not", dir, imp)
-			}
-		}
-	}
-	std := func(p string) bool { return !strings.Contains(strings.Split(p, "/")[0], ".") }
-	const mod = "github.com/agentstream/agentstream"
-	check(".", func(p string) bool { return std(p) || p == mod+"/internal/jsonscan" })
-	check("internal/jsonscan", std)
-	for _, dir := range []string{"adapter", "adapter/claude", "adapter/jsonl", "adapter/text", "adapter/internal/fields"} {
-		check(dir, func(p string) bool {
-			return std(p) || strings.HasPrefix(p, mod) && !strings.Contains(p, "/store") && !strings.Contains(p, "/web") && !strings.Contains(p, "/runner") && !strings.Contains(p, "/console")
-		})
 	}
 }
 

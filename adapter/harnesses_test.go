@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"flag"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -37,23 +36,13 @@ var harnessNotes = map[string][2]string{
 func TestHarnessDoc(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("| protocol | harness | event types produced on the recorded corpus | usage as reported | known gaps |\n|---|---|---|---|---|\n")
-	dirs := map[string]string{}
-	for dir, p := range corpusProtocols {
-		dirs[p] = dir
-	}
 	for _, a := range adapter.All() {
 		notes, ok := harnessNotes[a.Name]
 		if !ok {
 			continue
 		}
-		files, _ := filepath.Glob(corpus + dirs[a.Name] + "/*.jsonl")
-		pkg := map[string]string{"qwen-json": "claude/testdata/qwen", "amp-json": "claude/testdata/amp", "claude-json": "claude/testdata"}[a.Name]
-		if pkg == "" {
-			pkg = strings.TrimSuffix(a.Name, "-json") + "/testdata"
-		}
-		fixtures, _ := filepath.Glob(pkg + "/*.jsonl")
 		types := map[string]bool{}
-		for _, f := range append(files, fixtures...) {
+		for _, f := range recorded(t, a.Name) {
 			data, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)
