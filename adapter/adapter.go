@@ -39,6 +39,12 @@ type Adapter struct {
 	// docs/harnesses.md lists them; normalize --stats counts their raw
 	// lines apart from the unmapped ones.
 	Deliberate map[string]string
+	// Folded lists the native line types whose lines may give no event of
+	// their own, because what they say is carried by the events of other
+	// lines (a stream's block-stop marker, a usage snapshot the final count
+	// replaces), each with where it goes. A line of any other type gives at
+	// least one event; docs/harnesses.md lists them.
+	Folded map[string]string
 }
 
 // All returns every adapter, in the order of the protocol table.
