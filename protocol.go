@@ -48,7 +48,7 @@ var protocols = []Protocol{
 		Flags: []string{"--output-format", "stream-json", "--verbose"}, Prompt: PromptStdin},
 	{Name: "claude-stream", Harness: "claude-code", Description: "Claude Code, interactive stream-json on stdin",
 		Flags: []string{"--output-format", "stream-json", "--verbose", "--input-format", "stream-json"}, Prompt: PromptStreamJSON},
-	{Name: "jsonl", Harness: "jsonl", Description: "a harness that already speaks this vocabulary", Prompt: PromptStdin},
+	{Name: "jsonl", Harness: "jsonl", Description: "a harness that already speaks this vocabulary", Prompt: PromptStdin, ExplicitTurns: true},
 	{Name: "codex-json", Harness: "codex", Description: "Codex `codex exec --json` (and legacy {id,msg} lines)",
 		Flags: []string{"--json"}, Prompt: PromptStdin, StdinArg: "-", ExplicitTurns: true},
 	{Name: "gemini-json", Harness: "gemini-cli", Description: "Gemini CLI `gemini --output-format stream-json`",
