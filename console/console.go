@@ -293,6 +293,9 @@ func (r *Renderer) render(e *agentstream.Envelope, p agentstream.Payload) {
 			if c.MovePath != "" {
 				text += " → " + c.MovePath
 			}
+			if added, removed, ok := diffCounts(c.Diff); ok {
+				text += fmt.Sprintf("  +%d −%d", added, removed)
+			}
 			r.note(e, "", text)
 		}
 	case *agentstream.PermissionRequest:
@@ -1196,4 +1199,26 @@ func escapeData(s string) string {
 	s = strings.ReplaceAll(s, "%", "%25")
 	s = strings.ReplaceAll(s, "\r", "%0D")
 	return strings.ReplaceAll(s, "\n", "%0A")
+}
+
+// diffCounts counts the added and removed lines of a unified diff.
+func diffCounts(diff string) (added, removed int, ok bool) {
+	for len(diff) > 0 {
+		line := diff
+		if i := strings.IndexByte(diff, '\n'); i >= 0 {
+			line, diff = diff[:i], diff[i+1:]
+		} else {
+			diff = ""
+		}
+		switch {
+		case strings.HasPrefix(line, "+++ ") || strings.HasPrefix(line, "--- "):
+		case strings.HasPrefix(line, "@@"):
+			ok = true
+		case strings.HasPrefix(line, "+"):
+			added++
+		case strings.HasPrefix(line, "-"):
+			removed++
+		}
+	}
+	return added, removed, ok
 }

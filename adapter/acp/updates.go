@@ -337,6 +337,7 @@ func (d *Decoder) toolUpdate(dst []agentstream.Event, u *updateOf) []agentstream
 		}
 		// The title is the label ACP defines for showing the call.
 		c.Summary = fields.Summary(t.title)
+		c.DisplayName = fields.Display(c.Category, c.Name)
 		dst = append(dst, agentstream.E(c))
 	}
 	if t.done {

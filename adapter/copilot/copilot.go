@@ -628,7 +628,7 @@ func (d *Decoder) toolCall(dst []agentstream.Event, id, name string, args, inten
 	}
 	d.calls[id] = c
 	return append(dst, agentstream.E(&agentstream.ToolCall{
-		CallID: id, Name: name, Input: in, Truncated: trunc, Category: category, Summary: summary,
+		CallID: id, Name: name, Input: in, Truncated: trunc, Category: category, Summary: summary, DisplayName: fields.Display(category, name),
 	}))
 }
 

@@ -249,7 +249,7 @@ func (d *Decoder) toolCall(dst []agentstream.Event, l *lineOf) []agentstream.Eve
 	in, trunc := fields.Input(l.parameters)
 	category, summary := describeTool(p.name, l.parameters)
 	dst = append(dst, agentstream.E(&agentstream.ToolCall{
-		CallID: p.id, Name: p.name, Input: in, Truncated: trunc, Category: category, Summary: summary,
+		CallID: p.id, Name: p.name, Input: in, Truncated: trunc, Category: category, Summary: summary, DisplayName: fields.Display(category, p.name),
 	}))
 	if p.name == "TodoWrite" {
 		if plan := fields.TodoPlan(l.parameters, "content", nil); plan != nil {
@@ -298,7 +298,7 @@ func (d *Decoder) toolResult(dst []agentstream.Event, l *lineOf) []agentstream.E
 		// result has its call.
 		p = pending{id: id, toolID: toolID, name: toolID}
 		dst = append(dst, agentstream.E(&agentstream.ToolCall{
-			CallID: id, Name: p.name, Input: "null", Category: category(p.name),
+			CallID: id, Name: p.name, Input: "null", Category: category(p.name), DisplayName: fields.Display(category(p.name), p.name),
 		}))
 	}
 	r := &agentstream.ToolResult{CallID: p.id, Name: p.name, IsError: fields.Bool(l.isError)}

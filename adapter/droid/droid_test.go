@@ -84,8 +84,8 @@ func TestDroidResultWithoutID(t *testing.T) {
 		`{"type":"tool_result","messageId":"m2","toolId":"Execute","isError":false,"value":"a.txt\n[Process exited with code 0]","timestamp":1764600001200,"session_id":"s"}`,
 	)
 	check(t, []string{
-		`tool.call {"callId":"c1","name":"Read","input":"{\"file_path\":\"a.txt\"}","truncated":false,"category":"read","summary":"a.txt"}`,
-		`tool.call {"callId":"c2","name":"Execute","input":"{\"command\":\"ls\"}","truncated":false,"category":"execute","summary":"ls"}`,
+		`tool.call {"callId":"c1","name":"Read","input":"{\"file_path\":\"a.txt\"}","truncated":false,"category":"read","summary":"a.txt","displayName":"Read"}`,
+		`tool.call {"callId":"c2","name":"Execute","input":"{\"command\":\"ls\"}","truncated":false,"category":"execute","summary":"ls","displayName":"Shell"}`,
 		`tool.result {"callId":"c2","isError":false,"output":"a.txt\n[Process exited with code 0]","truncated":false,"name":"Execute","characters":34,"exitCode":0}`,
 	}, got)
 }

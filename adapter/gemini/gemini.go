@@ -221,7 +221,7 @@ func (d *Decoder) toolUse(dst []agentstream.Event, l *line) []agentstream.Event 
 		d.tools[id] = name
 	}
 	dst = append(dst, agentstream.E(&agentstream.ToolCall{
-		CallID: id, Name: name, Input: in, Truncated: trunc, Category: category, Summary: summary,
+		CallID: id, Name: name, Input: in, Truncated: trunc, Category: category, Summary: summary, DisplayName: fields.Display(category, name),
 	}))
 	if name == "write_todos" {
 		if p := fields.TodoPlan(l.parameters, "description", nil); p != nil {

@@ -107,7 +107,7 @@ func TestGeminiDeltas(t *testing.T) {
 		`message.delta {"role":"assistant","text":"Thinking"}`,
 		`message.delta {"role":"assistant","text":"..."}`,
 		`message {"role":"assistant","text":"Thinking...","truncated":false}`,
-		`tool.call {"callId":"tool-1","name":"testTool","input":"{\"arg1\":\"value1\"}","truncated":false,"category":"other","summary":null}`,
+		`tool.call {"callId":"tool-1","name":"testTool","input":"{\"arg1\":\"value1\"}","truncated":false,"category":"other","summary":null,"displayName":"testTool"}`,
 		`tool.result {"callId":"tool-1","isError":false,"output":"Tool executed successfully","truncated":false,"name":"testTool","characters":26,"exitCode":null}`,
 		`message.delta {"role":"assistant","text":"Final answer"}`,
 		`message {"role":"assistant","text":"Final answer","truncated":false}`,

@@ -142,9 +142,9 @@ func TestOpencodeToolUse(t *testing.T) {
 	))
 	want := []string{
 		`session.started {"harness":"opencode","model":null,"contextWindow":null,"cwd":null,"sessionId":"ses_494719016ffe85dkDMj0FPRbHK","tools":null,"version":null,"permissionMode":null}`,
-		`tool.call {"callId":"r9bQWsNLvOrJGIOz","name":"bash","input":"{\"command\":\"echo hello\",\"description\":\"Print hello to stdout\"}","truncated":false,"category":"execute","summary":"echo hello"}`,
+		`tool.call {"callId":"r9bQWsNLvOrJGIOz","name":"bash","input":"{\"command\":\"echo hello\",\"description\":\"Print hello to stdout\"}","truncated":false,"category":"execute","summary":"echo hello","displayName":"Shell"}`,
 		`tool.result {"callId":"r9bQWsNLvOrJGIOz","isError":false,"output":"hello\n","truncated":false,"name":"bash","characters":6,"exitCode":0}`,
-		`tool.call {"callId":"c2","name":"read","input":"{\"filePath\":\"/nope\"}","truncated":false,"category":"read","summary":"/nope"}`,
+		`tool.call {"callId":"c2","name":"read","input":"{\"filePath\":\"/nope\"}","truncated":false,"category":"read","summary":"/nope","displayName":"Read"}`,
 		`tool.result {"callId":"c2","isError":true,"output":"File not found: /nope","truncated":false,"name":"read","characters":21,"exitCode":null}`,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

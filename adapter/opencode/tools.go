@@ -27,7 +27,7 @@ func (d *Decoder) toolUse(dst []agentstream.Event, raw []byte, part *partOf) []a
 		in, trunc := fields.Input(input)
 		category, summary := describeTool(name, input)
 		dst = append(dst, agentstream.E(&agentstream.ToolCall{
-			CallID: id, Name: name, Input: in, Truncated: trunc, Category: category, Summary: summary,
+			CallID: id, Name: name, Input: in, Truncated: trunc, Category: category, Summary: summary, DisplayName: fields.Display(category, name),
 		}))
 		switch name {
 		case "todowrite":
