@@ -69,7 +69,7 @@ func All() []Adapter {
 		{Protocol: get("amp-json"), New: func() agentstream.Decoder { return claude.NewDecoder(claude.Amp) }, Claims: claude.ClaimsAmp, Deliberate: claude.Deliberate, Folded: claude.Folded},
 		{Protocol: get("copilot-json"), New: func() agentstream.Decoder { return copilot.NewDecoder() }, Claims: copilot.Claims},
 		{Protocol: get("droid-json"), New: func() agentstream.Decoder { return droid.NewDecoder() }, Claims: droid.Claims},
-		{Protocol: get("acp"), New: func() agentstream.Decoder { return acp.NewDecoder() }, Claims: acp.Claims},
+		{Protocol: get("acp"), New: func() agentstream.Decoder { return acp.NewDecoder() }, Claims: acp.Claims, Deliberate: acp.Deliberate, Folded: acp.Folded},
 	}
 }
 
