@@ -64,7 +64,7 @@ func All() []Adapter {
 		{Protocol: get("codex-json"), New: func() agentstream.Decoder { return codex.NewDecoder() }, Claims: codex.Claims},
 		{Protocol: get("gemini-json"), New: func() agentstream.Decoder { return gemini.NewDecoder() }, Claims: gemini.Claims},
 		{Protocol: get("qwen-json"), New: func() agentstream.Decoder { return claude.NewDecoder(claude.Qwen) }, Claims: claude.ClaimsQwen, Deliberate: claude.Deliberate, Folded: claude.Folded},
-		{Protocol: get("opencode-json"), New: func() agentstream.Decoder { return opencode.NewDecoder() }, Claims: opencode.Claims},
+		{Protocol: get("opencode-json"), New: func() agentstream.Decoder { return opencode.NewDecoder() }, Claims: opencode.Claims, Folded: opencode.Folded},
 		{Protocol: get("cursor-json"), New: func() agentstream.Decoder { return cursor.NewDecoder() }, Claims: cursor.Claims},
 		{Protocol: get("amp-json"), New: func() agentstream.Decoder { return claude.NewDecoder(claude.Amp) }, Claims: claude.ClaimsAmp, Deliberate: claude.Deliberate, Folded: claude.Folded},
 		{Protocol: get("copilot-json"), New: func() agentstream.Decoder { return copilot.NewDecoder() }, Claims: copilot.Claims, Folded: copilot.Folded},

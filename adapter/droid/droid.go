@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentstream/agentstream"
 	"github.com/agentstream/agentstream/adapter/internal/fields"
+	"github.com/agentstream/agentstream/adapter/internal/filediff"
 	"github.com/agentstream/agentstream/internal/jsonscan"
 )
 
@@ -33,6 +34,7 @@ type Decoder struct {
 // pending is a tool call waiting for its result.
 type pending struct {
 	id, toolID, name string
+	edit             *filediff.Edit // the change an edit call describes
 }
 
 var _ agentstream.Decoder = (*Decoder)(nil)
@@ -245,6 +247,9 @@ func (d *Decoder) toolCall(dst []agentstream.Event, l *lineOf) []agentstream.Eve
 	if p.name == "" {
 		p.name = p.toolID
 	}
+	if len(d.calls) < maxPendingEdits {
+		p.edit = editOf(p.name, l.parameters)
+	}
 	d.calls = append(d.calls, p)
 	in, trunc := fields.Input(l.parameters)
 	category, summary := describeTool(p.name, l.parameters)
@@ -324,7 +329,51 @@ func (d *Decoder) toolResult(dst []agentstream.Event, l *lineOf) []agentstream.E
 			r.IsError = true
 		}
 	}
-	return append(dst, agentstream.E(r))
+	dst = append(dst, agentstream.E(r))
+	if p.edit != nil && !r.IsError {
+		dst = append(dst, agentstream.E(p.edit.Change(p.id, p.name == "Create")))
+	}
+	return dst
+}
+
+// maxPendingEdits bounds how many calls awaiting their result keep an
+// edit's texts.
+const maxPendingEdits = 16
+
+// editOf reads the change an edit tool's parameters describe: Edit's old
+// and new texts, MultiEdit's replacements, Create's content.
+func editOf(name string, params []byte) *filediff.Edit {
+	path := fields.Str(firstOf(params, "file_path", "path"))
+	oldNew := func(v []byte) filediff.Fragment {
+		return filediff.Fragment{Old: fields.Str(firstOf(v, "old_str", "old_string")), New: fields.Str(firstOf(v, "new_str", "new_string"))}
+	}
+	switch name {
+	case "Edit":
+		f := oldNew(params)
+		return filediff.NewReplace(path, f.Old, f.New)
+	case "MultiEdit":
+		if len(params) > filediff.MaxInput {
+			return &filediff.Edit{Path: path, TooLarge: true}
+		}
+		e := &filediff.Edit{Path: path}
+		arr, _ := jsonscan.Array(jsonscan.Get(params, "edits"))
+		for arr.Next() {
+			e.Frags = append(e.Frags, oldNew(arr.Value()))
+		}
+		return e
+	case "Create":
+		return filediff.NewWrite(path, fields.Str(jsonscan.Get(params, "content")))
+	}
+	return nil
+}
+
+func firstOf(obj []byte, keys ...string) []byte {
+	for _, k := range keys {
+		if v := jsonscan.Get(obj, k); len(v) > 0 && !jsonscan.IsNull(v) {
+			return v
+		}
+	}
+	return nil
 }
 
 // exitCode reads the "[Process exited with code N]" line Droid's Execute

@@ -161,3 +161,61 @@ func Patch(path, kind, patch string) (agentstream.FileChangeItem, bool) {
 	item.Diff, trunc = agentstream.Clip(patch, agentstream.MaxText)
 	return item, trunc
 }
+
+// An Edit is the change an edit tool's call describes, kept from the call
+// until its result says whether it was made: replacements of texts, or the
+// whole new content of a file written.
+type Edit struct {
+	Path     string
+	Frags    []Fragment // the replacements, for a tool that replaces texts
+	Content  string     // the new content, for a tool that writes the file
+	Write    bool       // the tool writes the whole file
+	TooLarge bool       // the texts were more than MaxInput and not kept
+}
+
+// NewReplace returns the edit of a tool that replaces old by new in the
+// file at path; texts over MaxInput are not kept.
+func NewReplace(path, old, new string) *Edit {
+	if len(old)+len(new) > MaxInput {
+		return &Edit{Path: path, TooLarge: true}
+	}
+	return &Edit{Path: path, Frags: []Fragment{{Old: old, New: new}}}
+}
+
+// NewWrite returns the edit of a tool that writes content as the whole file
+// at path; content over MaxInput is not kept.
+func NewWrite(path, content string) *Edit {
+	if len(content) > MaxInput {
+		return &Edit{Path: path, Write: true, TooLarge: true}
+	}
+	return &Edit{Path: path, Write: true, Content: content}
+}
+
+// Change returns the file.change of the edit, made by the call callID.
+// created says the write made a new file (kind add); a file written over
+// whose old content is not known shows its new content as added lines.
+func (e *Edit) Change(callID string, created bool) *agentstream.FileChange {
+	kind := agentstream.ChangeModify
+	if e.Write && created {
+		kind = agentstream.ChangeAdd
+	}
+	var item agentstream.FileChangeItem
+	var trunc bool
+	switch {
+	case e.TooLarge:
+		item, trunc = agentstream.FileChangeItem{Path: e.Path, Kind: kind}, true
+	case e.Write:
+		item, trunc = Texts(e.Path, kind, "", e.Content)
+	default:
+		item, trunc = Fragments(e.Path, e.Frags)
+	}
+	return &agentstream.FileChange{CallID: callID, Changes: []agentstream.FileChangeItem{item}, Truncated: trunc}
+}
+
+// Created reports whether a tool's result text says it created the file.
+func Created(output string) bool {
+	if i := strings.IndexAny(output, "\r\n"); i >= 0 {
+		output = output[:i]
+	}
+	return strings.Contains(strings.ToLower(output), "created")
+}
