@@ -66,6 +66,10 @@ var protocols = []Protocol{
 	{Name: "droid-json", Harness: "droid", Description: "Factory `droid exec --output-format stream-json`",
 		Flags: []string{"--output-format", "stream-json"}, Prompt: PromptArgument},
 	{Name: "acp", Harness: "acp", Description: "any Agent Client Protocol agent over stdio", Prompt: PromptACP, ExplicitTurns: true},
+	{Name: "kimi-json", Harness: "kimi", Description: "Kimi CLI `kimi --print --output-format stream-json`",
+		Flags: []string{"--print", "--output-format", "stream-json"}, Prompt: PromptStdin},
+	{Name: "pi-json", Harness: "pi", Description: "pi coding agent `pi --print --mode json`",
+		Flags: []string{"--print", "--mode", "json"}, Prompt: PromptArgument, ExplicitTurns: true},
 }
 
 // Protocols returns every protocol, in the order of the format's table.

@@ -19,7 +19,9 @@ import (
 	"github.com/agentstream/agentstream/adapter/droid"
 	"github.com/agentstream/agentstream/adapter/gemini"
 	"github.com/agentstream/agentstream/adapter/jsonl"
+	"github.com/agentstream/agentstream/adapter/kimi"
 	"github.com/agentstream/agentstream/adapter/opencode"
+	"github.com/agentstream/agentstream/adapter/pi"
 	"github.com/agentstream/agentstream/adapter/text"
 	"github.com/agentstream/agentstream/internal/jsonscan"
 )
@@ -70,6 +72,8 @@ func All() []Adapter {
 		{Protocol: get("copilot-json"), New: func() agentstream.Decoder { return copilot.NewDecoder() }, Claims: copilot.Claims, Folded: copilot.Folded},
 		{Protocol: get("droid-json"), New: func() agentstream.Decoder { return droid.NewDecoder() }, Claims: droid.Claims},
 		{Protocol: get("acp"), New: func() agentstream.Decoder { return acp.NewDecoder() }, Claims: acp.Claims, Deliberate: acp.Deliberate, Folded: acp.Folded},
+		{Protocol: get("kimi-json"), New: func() agentstream.Decoder { return kimi.NewDecoder() }, Claims: kimi.Claims},
+		{Protocol: get("pi-json"), New: func() agentstream.Decoder { return pi.NewDecoder() }, Claims: pi.Claims, Folded: pi.Folded},
 	}
 }
 

@@ -28,12 +28,17 @@ var corpusProtocols = map[string]string{
 // TestDetectCorpus proves that every recorded file is detected as its own
 // dialect, and that no other adapter claims it.
 func TestDetectCorpus(t *testing.T) {
-	for dir, want := range corpusProtocols {
+	dirs := []string{"other"}
+	for dir := range corpusProtocols {
+		dirs = append(dirs, dir)
+	}
+	for _, dir := range dirs {
 		files, _ := filepath.Glob(corpus + dir + "/*.jsonl")
 		if len(files) == 0 {
 			t.Errorf("no corpus files for %s", dir)
 		}
 		for _, f := range files {
+			want := corpusFileProtocol(dir, f)
 			t.Run(dir+"/"+filepath.Base(f), func(t *testing.T) {
 				data, err := os.ReadFile(f)
 				if err != nil {
@@ -71,7 +76,7 @@ func TestDetectFallsBackToNone(t *testing.T) {
 
 // otherProtocols maps a part of the name of a file in the corpus folder
 // "other", which holds several harnesses, to its protocol.
-var otherProtocols = map[string]string{}
+var otherProtocols = map[string]string{"kimi-cli": "kimi-json", "-pi-": "pi-json"}
 
 // TestDetectMinimalClaudeInit checks that the Claude inits of the format's
 // own examples, which list no MCP servers and name no version, are read as

@@ -666,8 +666,10 @@ var Deliberate = map[string]string{
 	"session/set_model": clientRequest,
 	"fs/read_text_file": agentUse, "fs/write_text_file": agentUse, "terminal/create": agentUse,
 	"terminal/output": agentUse, "terminal/wait_for_exit": agentUse, "terminal/kill": agentUse,
-	"terminal/release": agentUse,
-	"(no type)":        "answers to requests the adapter does not follow (acknowledgements, file contents and terminal output given to the agent, session lists)",
+	"terminal/release":                      agentUse,
+	"qwen/notify/session/prompt-suggestion": "a prompt Qwen Code suggests the person send next, for a client's input box",
+	"craft/drainMidTurnQueue":               "Qwen Code asking the client for messages queued during the turn; what the client sends then is its own prompt",
+	"(no type)":                             "answers to requests the adapter does not follow (acknowledgements, file contents and terminal output given to the agent, session lists)",
 }
 
 // Folded lists the native line types of ACP whose lines may give no event
