@@ -3,6 +3,7 @@ package agentstream
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -75,7 +76,8 @@ type NormalizerConfig struct {
 // their events, numbers stored events densely from 1, keeps the turn number
 // (writing turn.started where a dialect does not mark its turns, turn.ended
 // before a session.ended that leaves a turn open, and its own number in
-// every turn payload),
+// every turn payload), writes a session.title from the first prompt when
+// the harness gave none before it,
 // recovers from a Decoder that panics (the line becomes raw with reason
 // adapter-error), and at the end flushes live deltas that never got their
 // complete event as complete events with partial set.
@@ -89,6 +91,7 @@ type Normalizer struct {
 	turn    int64
 	ended   bool
 	endLine int64
+	titled  bool // a session.title was written
 	events  []Event
 	partial partials
 	sources []Source // a slab the line sources are taken from
@@ -210,7 +213,40 @@ func (n *Normalizer) stamp(dst []Envelope, ev Event, src *Source, now time.Time)
 	if t == TypeSessionEnded && n.turn > 0 && !n.ended {
 		dst = n.wrap(dst, Event{Payload: &TurnEnded{Reason: turnEndOf(ev.Payload)}, Time: ev.Time}, src, now)
 	}
-	return n.wrap(dst, ev, src, now)
+	dst = n.wrap(dst, ev, src, now)
+	if title := n.promptTitle(ev); title != nil {
+		dst = n.wrap(dst, Event{Payload: title, Time: ev.Time}, src, now)
+	}
+	return dst
+}
+
+// maxPromptTitle is how many code points of a prompt's first line a title
+// taken from it keeps.
+const maxPromptTitle = 200
+
+// promptTitle returns the session.title of the session's first prompt, when
+// ev is that prompt and no title came before it: the prompt's first
+// non-blank line, marked with source prompt. A later title of the harness's
+// own is the session's title then.
+func (n *Normalizer) promptTitle(ev Event) *SessionTitle {
+	m, ok := ev.Payload.(*Message)
+	if n.titled || !ok || m.Role != RoleUser || m.Mode != "" || ev.ParentCallID != "" {
+		return nil
+	}
+	line := ""
+	for _, l := range strings.Split(m.Text, "\n") {
+		if line = strings.TrimSpace(l); line != "" {
+			break
+		}
+	}
+	if line == "" {
+		return nil
+	}
+	n.titled = true
+	if clipped, cut := Clip(line, maxPromptTitle); cut {
+		line = strings.TrimSpace(clipped) + "…"
+	}
+	return &SessionTitle{Title: line, Source: TitlePrompt}
 }
 
 // turnEndOf is the reason of the turn a session.ended closes.
@@ -237,6 +273,8 @@ func (n *Normalizer) wrap(dst []Envelope, ev Event, src *Source, now time.Time) 
 		p.Turn = n.turn
 	case *TurnEnded:
 		p.Turn = n.turn
+	case *SessionTitle:
+		n.titled = true
 	}
 	n.partial.observe(ev)
 	e := Envelope{

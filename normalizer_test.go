@@ -361,3 +361,51 @@ func TestSummarizeUsageOfJSONL(t *testing.T) {
 		t.Errorf("recap of jsonl usage: %+v", r)
 	}
 }
+
+// TestNormalizerPromptTitle checks that the first prompt gives the session
+// its title when the harness gave none before it: the prompt's first
+// non-blank line, marked with source prompt; a subagent's prompt, a later
+// prompt or a session already titled give none.
+func TestNormalizerPromptTitle(t *testing.T) {
+	user := func(text string) agentstream.Event {
+		return agentstream.E(&agentstream.Message{Role: agentstream.RoleUser, Text: text})
+	}
+	long := strings.Repeat("é", 250)
+	tests := []struct {
+		name  string
+		lines map[string][]agentstream.Event
+		feed  []string
+		want  []string
+	}{
+		{"first line of the first prompt",
+			map[string][]agentstream.Event{"p": {user("\n  fix the failing test  \nin pkg/a")}, "q": {user("and then?")}},
+			[]string{"p", "q"},
+			[]string{`{"title":"fix the failing test","source":"prompt"}`}},
+		{"a subagent's prompt is not the session's",
+			map[string][]agentstream.Event{"s": {{Payload: &agentstream.Message{Role: agentstream.RoleUser, Text: "sub task"}, ParentCallID: "toolu_1"}}, "p": {user("the task")}},
+			[]string{"s", "p"},
+			[]string{`{"title":"the task","source":"prompt"}`}},
+		{"the harness titled it first",
+			map[string][]agentstream.Event{"t": {agentstream.E(&agentstream.SessionTitle{Title: "Named"})}, "p": {user("the task")}},
+			[]string{"t", "p"},
+			[]string{`{"title":"Named"}`}},
+		{"a long line is cut",
+			map[string][]agentstream.Event{"p": {user(long)}},
+			[]string{"p"},
+			[]string{`{"title":"` + strings.Repeat("é", 200) + `…","source":"prompt"}`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := agentstream.NewNormalizer(scripted(tt.lines), agentstream.NormalizerConfig{Session: "s"})
+			var got []string
+			for _, e := range feed(n, tt.feed...) {
+				if e.Type() == agentstream.TypeSessionTitle {
+					got = append(got, string(e.Payload.AppendJSON(nil)))
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}

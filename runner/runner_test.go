@@ -792,7 +792,7 @@ func TestACP(t *testing.T) {
 					types = append(types, fmt.Sprintf("%s/%d", e.Type(), e.Turn))
 				}
 			}
-			wantTypes := []string{"message/0", "request.resolved/0", "session.ended/0"}
+			wantTypes := []string{"message/0", "session.title/0", "request.resolved/0", "session.ended/0"}
 			if diff := cmp.Diff(wantTypes, types); diff != "" {
 				t.Errorf("events the runner wrote (-want +got):\n%s", diff)
 			}
