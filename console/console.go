@@ -653,7 +653,11 @@ func (r *Renderer) toolCall(e *agentstream.Envelope, p *agentstream.ToolCall) {
 	if len(r.calls) >= maxCalls {
 		clear(r.calls)
 	}
-	r.calls[p.CallID] = &call{name: p.Name, at: r.ts(e), depth: d, known: p.Summary != ""}
+	name := p.DisplayName
+	if name == "" {
+		name = p.Name
+	}
+	r.calls[p.CallID] = &call{name: name, at: r.ts(e), depth: d, known: p.Summary != ""}
 	if p.Category == agentstream.CategoryDelegate {
 		if len(r.parents) >= maxCalls {
 			clear(r.parents)
@@ -663,7 +667,7 @@ func (r *Renderer) toolCall(e *agentstream.Envelope, p *agentstream.ToolCall) {
 	r.o.spaces(2 * d)
 	r.o.styled(styleCyan, icon(p.Category))
 	r.o.text(" ")
-	r.o.styled(styleBold, clipLine(p.Name, 40))
+	r.o.styled(styleBold, clipLine(name, 40))
 	if p.Summary != "" {
 		if room := r.width - r.o.col - 2; room > 4 {
 			r.o.text("  ")
