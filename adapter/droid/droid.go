@@ -343,6 +343,9 @@ const maxPendingEdits = 16
 // editOf reads the change an edit tool's parameters describe: Edit's old
 // and new texts, MultiEdit's replacements, Create's content.
 func editOf(name string, params []byte) *filediff.Edit {
+	if name != "Edit" && name != "MultiEdit" && name != "Create" {
+		return nil
+	}
 	path := fields.Str(firstOf(params, "file_path", "path"))
 	oldNew := func(v []byte) filediff.Fragment {
 		return filediff.Fragment{Old: fields.Str(firstOf(v, "old_str", "old_string")), New: fields.Str(firstOf(v, "new_str", "new_string"))}

@@ -242,6 +242,9 @@ const maxPendingEdits = 16
 // editOf reads the change an edit tool's parameters describe: replace (and
 // edit) give a file's old and new texts, write_file its whole content.
 func editOf(name string, params []byte) *filediff.Edit {
+	if name != "replace" && name != "edit" && name != "write_file" {
+		return nil
+	}
 	get := func(k string) string { return fields.Str(jsonscan.Get(params, k)) }
 	path := fields.Str(firstOf(params, "file_path", "absolute_path", "path"))
 	switch name {

@@ -57,6 +57,9 @@ func plan(name string, args []byte) *agentstream.Plan {
 // editOf reads the change an edit tool's arguments describe: WriteFile's
 // content, StrReplaceFile's replacements ({old, new}, one or a list).
 func editOf(name string, args []byte) *filediff.Edit {
+	if name != "WriteFile" && name != "StrReplaceFile" {
+		return nil
+	}
 	path := fields.Str(jsonscan.Get(args, "path"))
 	switch name {
 	case "WriteFile":
