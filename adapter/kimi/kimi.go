@@ -217,10 +217,15 @@ func notification(line []byte, typ string) *agentstream.SessionBackground {
 // line of kimi-code.
 func Claims(lines [][]byte) bool {
 	for _, l := range lines {
-		if len(jsonscan.Get(l, "type")) > 0 && fields.Str(jsonscan.Get(l, "role")) != "meta" {
+		if len(l) == 0 || l[0] != '{' {
+			continue
+		}
+		// The first JSON object decides.
+		role := fields.Str(jsonscan.Get(l, "role"))
+		if len(jsonscan.Get(l, "type")) > 0 && role != "meta" {
 			return false
 		}
-		switch fields.Str(jsonscan.Get(l, "role")) {
+		switch role {
 		case "assistant":
 			return len(jsonscan.Get(l, "content")) > 0 && len(jsonscan.Get(l, "model")) == 0 && len(jsonscan.Get(l, "jsonrpc")) == 0
 		case "tool":
