@@ -2,9 +2,6 @@ package agentstream_test
 
 import (
 	"fmt"
-	"go/build"
-	"io/fs"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -299,56 +296,6 @@ not json`
 	}
 	if _, ok := agentstream.ParseSessionTitle(""); ok {
 		t.Error("ParseSessionTitle of nothing found a title")
-	}
-}
-
-// TestImports keeps the architecture: the root package imports only the
-// standard library and the module's standard-library-only JSON scanner;
-// every package under adapter/ imports only the standard library, the root,
-// the JSON scanner and other adapter packages; and the one outside module
-// an adapter needs, the diff library, is imported by adapter/internal/filediff
-// alone.
-func TestImports(t *testing.T) {
-	check := func(dir string, allowed func(string) bool) {
-		pkg, err := build.ImportDir(dir, 0)
-		if err != nil {
-			t.Fatalf("%s: %v", dir, err)
-		}
-		for _, imp := range pkg.Imports {
-			if !allowed(imp) {
-				t.Errorf("%s imports %s, which it must not", dir, imp)
-			}
-		}
-	}
-	std := func(p string) bool { return !strings.Contains(strings.Split(p, "/")[0], ".") }
-	const mod = "github.com/agentstream/agentstream"
-	const diffLib = "github.com/aymanbagabas/go-udiff"
-	check(".", func(p string) bool { return std(p) || p == mod+"/internal/jsonscan" })
-	check("internal/jsonscan", std)
-	n := 0
-	err := filepath.WalkDir("adapter", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			return err
-		}
-		if d.Name() == "testdata" {
-			return filepath.SkipDir
-		}
-		if files, _ := filepath.Glob(filepath.Join(path, "*.go")); len(files) == 0 {
-			return nil
-		}
-		n++
-		dir := filepath.ToSlash(path)
-		check(dir, func(p string) bool {
-			return std(p) || p == mod || p == mod+"/internal/jsonscan" || strings.HasPrefix(p, mod+"/adapter/") ||
-				dir == "adapter/internal/filediff" && p == diffLib
-		})
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n < 10 {
-		t.Errorf("found %d adapter packages, want every one of them", n)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -30,21 +29,8 @@ type fidelityCount struct {
 	zero       map[string]int
 }
 
-// corpusFileProtocol returns the protocol of a corpus file: its folder's,
-// else the one its name says (the folder "other" holds several harnesses).
-func corpusFileProtocol(dir, file string) string {
-	if p, ok := corpusProtocols[dir]; ok {
-		return p
-	}
-	for prefix, p := range otherProtocols {
-		if strings.Contains(filepath.Base(file), prefix) {
-			return p
-		}
-	}
-	return "none"
-}
-
-// TestCorpusFidelity holds the adapters to the recorded corpus: few lines
+// TestCorpusFidelity holds the adapters to their recordings (every file of
+// recordings, fixtures and corpus alike): few lines
 // are left only raw that no adapter lists as raw on purpose
 // (Adapter.Deliberate), and no line gives zero events unless its adapter
 // lists its type as folded into other lines' events (Adapter.Folded).
@@ -52,30 +38,14 @@ func corpusFileProtocol(dir, file string) string {
 // ./adapter -run TestCorpusFidelity -v) is the raw share per dialect.
 func TestCorpusFidelity(t *testing.T) {
 	counts := map[string]*fidelityCount{}
-	dirs := slices.Collect(func(yield func(string) bool) {
-		for d := range corpusProtocols {
-			if !yield(d) {
-				return
-			}
+	for protocol := range recordings {
+		a, err := adapter.Lookup(protocol)
+		if err != nil {
+			t.Fatal(err)
 		}
-	})
-	dirs = append(dirs, "other")
-	for _, dir := range dirs {
-		files, _ := filepath.Glob(corpus + dir + "/*.jsonl")
-		if len(files) == 0 {
-			t.Errorf("no corpus files for %s", dir)
-		}
-		for _, f := range files {
-			protocol := corpusFileProtocol(dir, f)
-			a, err := adapter.Lookup(protocol)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := counts[protocol]
-			if c == nil {
-				c = &fidelityCount{zero: map[string]int{}}
-				counts[protocol] = c
-			}
+		c := &fidelityCount{zero: map[string]int{}}
+		counts[protocol] = c
+		for _, f := range recorded(t, protocol) {
 			data, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)

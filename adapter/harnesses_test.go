@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -41,33 +40,13 @@ var harnessNotes = map[string][2]string{
 func TestHarnessDoc(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("| protocol | harness | event types produced on the recorded corpus | usage as reported | known gaps |\n|---|---|---|---|---|\n")
-	dirs := map[string]string{}
-	for dir, p := range corpusProtocols {
-		dirs[p] = dir
-	}
 	for _, a := range adapter.All() {
 		notes, ok := harnessNotes[a.Name]
 		if !ok {
 			continue
 		}
-		dir := dirs[a.Name]
-		if dir == "" {
-			dir = "other"
-		}
-		all, _ := filepath.Glob(corpus + dir + "/*.jsonl")
-		var files []string
-		for _, f := range all {
-			if corpusFileProtocol(dir, f) == a.Name {
-				files = append(files, f)
-			}
-		}
-		pkg := map[string]string{"qwen-json": "claude/testdata/qwen", "amp-json": "claude/testdata/amp", "claude-json": "claude/testdata"}[a.Name]
-		if pkg == "" {
-			pkg = strings.TrimSuffix(a.Name, "-json") + "/testdata"
-		}
-		fixtures, _ := filepath.Glob(pkg + "/*.jsonl")
 		types := map[string]bool{}
-		for _, f := range append(files, fixtures...) {
+		for _, f := range recorded(t, a.Name) {
 			data, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)

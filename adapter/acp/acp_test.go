@@ -14,13 +14,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-const corpus = "../../../shared/corpus/"
-
 func TestConformance(t *testing.T) {
 	agentstreamtest.RunAdapter(t, agentstreamtest.AdapterCase{
 		Protocol: "acp",
 		Fixtures: []string{"testdata/*.jsonl"},
-		Corpus:   []string{corpus + "acp/*.jsonl"},
 		Update:   *update,
 	})
 }

@@ -16,13 +16,11 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-const corpus = "../../../shared/corpus/"
-
 func TestConformance(t *testing.T) {
 	agentstreamtest.RunAdapter(t, agentstreamtest.AdapterCase{
 		Protocol: "claude-json",
 		Fixtures: []string{"testdata/*.jsonl"},
-		Corpus:   []string{corpus + "claude-code/*.jsonl"},
+		Corpus:   []string{"testdata/corpus/*.jsonl"},
 		Unpaired: []string{
 			// stdin sides and converted notices carry no calls.
 			"tandemtechnology-bb-stdin-approval-allow.jsonl",
@@ -42,7 +40,7 @@ func TestTranscripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, _ := filepath.Glob(corpus + "claude-code/transcripts/*.jsonl")
+	files, _ := filepath.Glob("testdata/corpus/transcripts/*.jsonl")
 	if len(files) == 0 {
 		t.Fatal("no transcripts found")
 	}
@@ -283,7 +281,6 @@ func TestConformanceQwen(t *testing.T) {
 	agentstreamtest.RunAdapter(t, agentstreamtest.AdapterCase{
 		Protocol: "qwen-json",
 		Fixtures: []string{"testdata/qwen/*.jsonl"},
-		Corpus:   []string{corpus + "qwen/*.jsonl"},
 		Update:   *update,
 	})
 }
@@ -292,7 +289,6 @@ func TestConformanceAmp(t *testing.T) {
 	agentstreamtest.RunAdapter(t, agentstreamtest.AdapterCase{
 		Protocol: "amp-json",
 		Fixtures: []string{"testdata/amp/*.jsonl"},
-		Corpus:   []string{corpus + "amp/*.jsonl"},
 		// bare tool_use lines from a parser's tests, without results.
 		Update: *update,
 	})

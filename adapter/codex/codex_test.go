@@ -17,7 +17,6 @@ func TestConformance(t *testing.T) {
 	agentstreamtest.RunAdapter(t, agentstreamtest.AdapterCase{
 		Protocol: "codex-json",
 		Fixtures: []string{"testdata/*.jsonl"},
-		Corpus:   []string{"../../../shared/corpus/codex/*.jsonl"},
 		Update:   *update,
 	})
 }

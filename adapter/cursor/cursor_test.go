@@ -12,13 +12,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-const corpus = "../../../shared/corpus/"
-
 func TestConformance(t *testing.T) {
 	agentstreamtest.RunAdapter(t, agentstreamtest.AdapterCase{
 		Protocol: "cursor-json",
 		Fixtures: []string{"testdata/*.jsonl"},
-		Corpus:   []string{corpus + "cursor/*.jsonl"},
 		Update:   *update,
 	})
 }

@@ -544,3 +544,9 @@ func Claims(lines [][]byte) bool {
 	}
 	return false
 }
+
+// Folded lists the native line types of droid whose lines may give no event
+// of their own, with where what they say goes.
+var Folded = map[string]string{
+	"message": "an assistant message repeating the final text its completion line already gave",
+}

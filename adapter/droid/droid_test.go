@@ -13,13 +13,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-const corpus = "../../../shared/corpus/"
-
 func TestConformance(t *testing.T) {
 	agentstreamtest.RunAdapter(t, agentstreamtest.AdapterCase{
 		Protocol: "droid-json",
 		Fixtures: []string{"testdata/*.jsonl"},
-		Corpus:   []string{corpus + "droid/*.jsonl"},
 		Update:   *update,
 	})
 }

@@ -18,7 +18,6 @@ func TestConformance(t *testing.T) {
 	agentstreamtest.RunAdapter(t, agentstreamtest.AdapterCase{
 		Protocol: "gemini-json",
 		Fixtures: []string{"testdata/*.jsonl"},
-		Corpus:   []string{"../../../shared/corpus/gemini/*.jsonl"},
 		// Excerpts: lines picked from several runs, with results whose
 		// calls were not kept.
 		Unpaired: []string{

@@ -383,4 +383,5 @@ func (d *Decoder) done(dst []agentstream.Event, l *line) []agentstream.Event {
 // event of their own, with where what they say goes.
 var Folded = map[string]string{
 	"step_start": "a model step's start: its parts and its step_finish say what it did",
+	"done":       "the run's end after the turn already ended, whose rejected tools were already denied",
 }

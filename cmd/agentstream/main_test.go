@@ -15,7 +15,12 @@ import (
 	"github.com/agentstream/agentstream"
 )
 
-const corpus = "../../../shared/corpus/"
+// Recorded sessions the tests feed the command, from the adapters' test data.
+const (
+	turnTools  = "../../adapter/claude/testdata/corpus/tandemtechnology-bb-stdout-turn-tools.jsonl"
+	basicQuery = "../../adapter/claude/testdata/charlieyou-claude-agent-sdk-gleam-golden-basic-query.jsonl"
+	sayHello   = "../../adapter/gemini/testdata/jnarowski-agentcmd-docs-stream-json-say-hello.jsonl"
+)
 
 // binary is the agentstream command built once for the tests that need a
 // real process.
@@ -47,7 +52,7 @@ func runCLI(t *testing.T, stdin string, args ...string) (stdout, stderr string, 
 }
 
 func TestNormalizeDeterministic(t *testing.T) {
-	file := corpus + "claude-code/tandemtechnology-bb-stdout-turn-tools.jsonl"
+	file := turnTools
 	a, _, code := runCLI(t, "", "normalize", file)
 	b, _, code2 := runCLI(t, "", "normalize", file)
 	if code != 0 || code2 != 0 {
@@ -128,7 +133,7 @@ func TestNormalizeBadInputGivesValidJSON(t *testing.T) {
 }
 
 func TestUsageCommand(t *testing.T) {
-	file := corpus + "claude-code/charlieyou-claude-agent-sdk-gleam-golden-basic-query.jsonl"
+	file := basicQuery
 	out, _, code := runCLI(t, "", "usage", file)
 	if code != 0 || !strings.Contains(out, "in 10") || !strings.Contains(out, "cost: $0.14") {
 		t.Errorf("usage (exit %d):\n%s", code, out)
