@@ -133,10 +133,12 @@ func within(p, base string) bool { return p == base || strings.HasPrefix(p, base
 //     scanner, which imports only the standard library;
 //   - a dialect package under adapter/ imports only the root, the scanner
 //     and adapter/internal/...; the adapter package itself may also import
-//     the dialects;
+//     the dialects; adapter/internal/filediff alone also imports the diff
+//     library;
 //   - the store interface imports only the root and the scanner;
 //   - each outside module is imported by one package only, and a package
-//     wrapping one is wired only by cmd/;
+//     wrapping one is wired only by cmd/, but for adapter/internal/filediff
+//     (the diff library), which the adapters use;
 //   - internal/demo and internal/workload, the floor above everything, are
 //     imported only by cmd/ (and tests);
 //   - only agentstreamtest imports testing outside tests.
@@ -155,6 +157,7 @@ func TestImports(t *testing.T) {
 		jsonscan = module + "/internal/jsonscan"
 		adapters = module + "/adapter"
 		inner    = module + "/adapter/internal"
+		diffLib  = "github.com/aymanbagabas/go-udiff"
 	)
 	dialect := func(p string) bool {
 		return std(p) || p == module || p == jsonscan || within(p, inner)
@@ -171,7 +174,9 @@ func TestImports(t *testing.T) {
 		{"the adapter registry imports the root, the scanner and the dialects only",
 			func(p string) bool { return p == adapters }, func(i string) bool { return dialect(i) || within(i, adapters) }},
 		{"an adapter imports the root, the scanner and adapter/internal only",
-			func(p string) bool { return within(p, adapters) && p != adapters }, dialect},
+			func(p string) bool { return within(p, adapters) && p != adapters && p != inner+"/filediff" }, dialect},
+		{"adapter/internal/filediff imports the root and the diff library only",
+			func(p string) bool { return p == inner+"/filediff" }, func(i string) bool { return dialect(i) || within(i, diffLib) }},
 		{"the store interface imports the root and the scanner only",
 			func(p string) bool { return p == module+"/store" }, func(i string) bool { return std(i) || i == module || i == jsonscan }},
 		{"only agentstreamtest imports testing outside tests",
@@ -217,7 +222,7 @@ func TestImports(t *testing.T) {
 				t.Errorf("%s: %s imports %s: %s", u.pos, u.pkg, u.imp, r.name)
 			}
 		}
-		if m, ok := wrappers[u.imp]; ok && !within(u.pkg, module+"/cmd") {
+		if m, ok := wrappers[u.imp]; ok && !within(u.pkg, module+"/cmd") && !(u.imp == inner+"/filediff" && within(u.pkg, adapters)) {
 			t.Errorf("%s: %s imports %s, which wraps %s: only cmd/ wires a dependency's package", u.pos, u.pkg, u.imp, m)
 		}
 	}

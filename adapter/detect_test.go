@@ -23,6 +23,8 @@ var recordings = map[string][]string{
 	"copilot-json":  {"copilot/testdata/*.jsonl"},
 	"droid-json":    {"droid/testdata/*.jsonl"},
 	"acp":           {"acp/testdata/*.jsonl"},
+	"kimi-json":     {"kimi/testdata/*.jsonl"},
+	"pi-json":       {"pi/testdata/*.jsonl"},
 }
 
 // undetectable are recordings that hold no line of their dialect.
@@ -85,5 +87,25 @@ func TestDetectFallsBackToNone(t *testing.T) {
 		if got := adapter.Detect(bytes.Split([]byte(in), []byte("\n"))); got != "none" {
 			t.Errorf("Detect(%q) = %s, want none", in, got)
 		}
+	}
+}
+
+// TestDetectMinimalClaudeInit checks that the Claude inits of the format's
+// own examples, which list no MCP servers and name no version, are read as
+// Claude Code.
+func TestDetectMinimalClaudeInit(t *testing.T) {
+	tests := map[string]string{
+		"format example": `{"type":"system","subtype":"init","cwd":"/workspace/demo","session_id":"ef45799e-d353-4d47-9cab-edac253e5cb4","tools":["Task","Bash","Read"],"model":"claude-sonnet-5","permissionMode":"bypassPermissions"}
+{"type":"assistant","message":{"content":[{"type":"tool_use","id":"toolu_01Su1gEqceMZJJCvrQCx71oT","name":"Bash","input":{"command":"cat README.md 2>/dev/null || ls"}}]}}`,
+		"init alone": `{"type":"system","subtype":"init","session_id":"s","model":"claude-opus-5"}`,
+		"init and result": `{"type":"system","subtype":"init","session_id":"s","model":"x"}
+{"type":"result","subtype":"success","result":"done"}`,
+	}
+	for name, in := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := adapter.Detect(bytes.Split([]byte(in), []byte("\n"))); got != "claude-json" {
+				t.Errorf("Detect = %s, want claude-json", got)
+			}
+		})
 	}
 }

@@ -86,7 +86,7 @@ func TestRunSendsToServer(t *testing.T) {
 	if err != nil || len(page.Sessions) != 1 {
 		t.Fatalf("server sessions: %v, %d", err, len(page.Sessions))
 	}
-	if s := page.Sessions[0]; s.Status != "succeeded" || s.LastSeq != 6 {
+	if s := page.Sessions[0]; s.Status != "succeeded" || s.LastSeq != 7 {
 		t.Errorf("server session %+v", s)
 	}
 	if _, _, code := runCLI(t, "", "run", "--server", srv.URL, "--", "cat", file); code != exitUsage {

@@ -576,3 +576,43 @@ func TestConcurrent(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestTitleSources checks that a title taken from the first prompt names a
+// session only until the harness gives its own, and never replaces it.
+func TestTitleSources(t *testing.T) {
+	ctx := context.Background()
+	st := openTest(t, sqlite.Options{})
+	prompt := &agentstream.SessionTitle{Title: "fix the test", Source: agentstream.TitlePrompt}
+	harness := &agentstream.SessionTitle{Title: "Fixing the parser test"}
+	tests := []struct {
+		name   string
+		titles []*agentstream.SessionTitle
+		want   string
+	}{
+		{"prompt only", []*agentstream.SessionTitle{prompt}, "fix the test"},
+		{"the harness's later", []*agentstream.SessionTitle{prompt, harness}, "Fixing the parser test"},
+		{"the harness's first", []*agentstream.SessionTitle{harness, prompt}, "Fixing the parser test"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id := fmt.Sprint("t", i)
+			w, err := st.Create(ctx, store.NewSession{ID: id, Harness: "claude-code"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j, p := range tt.titles {
+				writeAll(t, w, []agentstream.Envelope{{Seq: int64(j + 1), Payload: p}})
+			}
+			if err := w.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+			s, err := st.Session(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Title != tt.want {
+				t.Errorf("title %q, want %q", s.Title, tt.want)
+			}
+		})
+	}
+}

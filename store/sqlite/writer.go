@@ -63,6 +63,7 @@ var _ store.Writer = (*Writer)(nil)
 // record is what a writer keeps of the session row as events arrive.
 type record struct {
 	harness, version, model, title, cwd string
+	titleFromPrompt                     bool // the title was taken from the first prompt
 	endStatus, reason, errMsg           string
 	folder                              agentstream.UsageFolder
 }
@@ -78,7 +79,12 @@ func (r *record) observe(p agentstream.Payload) {
 		set(&r.model, p.Model)
 		set(&r.cwd, p.Cwd)
 	case *agentstream.SessionTitle:
-		set(&r.title, p.Title)
+		// A title taken from the first prompt never replaces the
+		// harness's own.
+		if p.Source != agentstream.TitlePrompt || r.title == "" || r.titleFromPrompt {
+			set(&r.title, p.Title)
+			r.titleFromPrompt = p.Source == agentstream.TitlePrompt && p.Title != ""
+		}
 	case *agentstream.SessionEnded:
 		r.endStatus, r.reason, r.errMsg = p.Status, p.Reason, p.Error
 		if !store.ValidStatus(r.endStatus) || r.endStatus == store.StatusRunning {
