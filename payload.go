@@ -329,7 +329,7 @@ type Usage struct {
 	// Run numbers, from 1, the harness's running totals a session total
 	// belongs to: a session total replaces the previous one of the same
 	// run, and the totals of different runs add up (a file holding several
-	// processes' output). 0 means the same run as the previous total.
+	// processes' output). It is written from run 2 on: 0 is run 1.
 	Run int64 `json:"run,omitempty"`
 	// Models breaks a session total down by model, as the harness reported
 	// it, each under its native name.
@@ -456,6 +456,15 @@ func (p *Usage) CallContext() *int64 {
 		}
 	}
 	return &n
+}
+
+// ClearUnpricedCost sets CostUSD to nil when it is 0 while tokens were
+// spent: harnesses print a cost of 0 for a model they have no price for
+// (a custom model), which is no price, not $0.00 spent.
+func (p *Usage) ClearUnpricedCost() {
+	if p.CostUSD != nil && *p.CostUSD == 0 && !p.IsZero() {
+		p.CostUSD = nil
+	}
 }
 
 // IsZero reports whether every token counter is absent or zero.

@@ -465,15 +465,14 @@ func (f *UsageFolder) addCall(p *Usage) {
 }
 
 func (f *UsageFolder) addSession(p *Usage) {
+	id := max(p.Run, 1)
 	r := f.current()
 	switch {
 	case r.total == nil:
-		if p.Run != 0 {
-			r.id = p.Run
-		}
-	case p.Run != 0 && r.id != 0 && p.Run != r.id:
+		r.id = id
+	case id != r.id:
 		// A new run: the calls since the previous total are its own.
-		next := newRun(p.Run)
+		next := newRun(id)
 		next.all, next.allModels = r.after, r.afterModel
 		r.all = subtract(r.all, r.after)
 		r.allModels = subtractModels(r.allModels, r.afterModel)
@@ -481,9 +480,6 @@ func (f *UsageFolder) addSession(p *Usage) {
 		f.runs = append(f.runs, r.figures(f.sessionModel()))
 		r = next
 		f.cur = r
-	}
-	if p.Run != 0 && r.id == 0 {
-		r.id = p.Run
 	}
 	r.total = p
 	r.after, r.afterModel = tally{}, modelTallies{}

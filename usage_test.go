@@ -72,7 +72,7 @@ func TestUsageFolder(t *testing.T) {
 			name: "a total after the last call stands for the calls",
 			in: []agentstream.Payload{
 				estimate(call("claude-opus-5-5", 1200, 1, 300, 0)),
-				total(1, 1200, 19, 300, 0, 0.00524, 1),
+				total(0, 1200, 19, 300, 0, 0.00524, 1),
 			},
 			want: tokens{From: "session", In: ptr[int64](1200), Out: ptr[int64](19), Read: ptr[int64](300), Make: ptr[int64](0),
 				Cost: ptr(0.00524), ModelCalls: ptr[int64](1), Runs: 1, Estimated: []string{}, Missing: []string{"turns", "durationMs"}},
@@ -80,7 +80,7 @@ func TestUsageFolder(t *testing.T) {
 		{
 			name: "calls after the latest total are added to it",
 			in: []agentstream.Payload{
-				call("m", 10, 5, 0, 0), total(1, 10, 5, 0, 0, 0.5, 1),
+				call("m", 10, 5, 0, 0), total(0, 10, 5, 0, 0, 0.5, 1),
 				call("m", 20, 7, 100, 0), call("m", 30, 9, 200, 0),
 			},
 			want: tokens{From: "session+calls", In: ptr[int64](60), Out: ptr[int64](21), Read: ptr[int64](300), Make: ptr[int64](0),
@@ -101,7 +101,7 @@ func TestUsageFolder(t *testing.T) {
 		{
 			name: "totals of one run replace each other",
 			in: []agentstream.Payload{
-				total(1, 1200, 8, 300, 0, 0.00502, 1), total(1, 2500, 16, 1500, 0, 0.01062, 2),
+				total(0, 1200, 8, 300, 0, 0.00502, 1), total(0, 2500, 16, 1500, 0, 0.01062, 2),
 			},
 			want: tokens{From: "session", In: ptr[int64](2500), Out: ptr[int64](16), Read: ptr[int64](1500), Make: ptr[int64](0),
 				Cost: ptr(0.01062), ModelCalls: ptr[int64](2), Runs: 1, Estimated: []string{}, Missing: noContext},
@@ -118,7 +118,7 @@ func TestUsageFolder(t *testing.T) {
 			// The four results of 0x000NULL-obscura-result-error-max-turns.jsonl.
 			name: "runs add up",
 			in: []agentstream.Payload{
-				total(1, 35, 17055, 1383485, 51421, 1.4417997500000002, 31),
+				total(0, 35, 17055, 1383485, 51421, 1.4417997500000002, 31),
 				total(2, 40, 6647, 1580303, 87039, 1.50384925, 31),
 				total(3, 35, 7404, 1218250, 33598, 1.0062815, 31),
 				total(4, 40, 25596, 2286909, 173852, 2.8742305000000004, 31),
@@ -130,7 +130,7 @@ func TestUsageFolder(t *testing.T) {
 		{
 			name: "the calls before a new run's first total are the new run's",
 			in: []agentstream.Payload{
-				call("m", 1, 1, 0, 0), total(1, 1, 10, 0, 0, 1, 1),
+				call("m", 1, 1, 0, 0), total(0, 1, 10, 0, 0, 1, 1),
 				call("m", 2, 1, 0, 0), total(2, 2, 20, 0, 0, 2, 1),
 			},
 			want: tokens{From: "session", In: ptr[int64](3), Out: ptr[int64](30), Read: ptr[int64](0), Make: ptr[int64](0),
@@ -138,19 +138,19 @@ func TestUsageFolder(t *testing.T) {
 		},
 		{
 			name: "a cost of 0 for tokens spent is unreported",
-			in:   []agentstream.Payload{total(1, 100, 10, 0, 0, 0, 1)},
+			in:   []agentstream.Payload{total(0, 100, 10, 0, 0, 0, 1)},
 			want: tokens{From: "session", In: ptr[int64](100), Out: ptr[int64](10), Read: ptr[int64](0), Make: ptr[int64](0),
 				ModelCalls: ptr[int64](1), Runs: 1, Estimated: []string{}, Missing: append([]string{"costUsd"}, noContext...)},
 		},
 		{
 			name: "a cost of 0 for nothing spent is $0",
-			in:   []agentstream.Payload{total(1, 0, 0, 0, 0, 0, 1)},
+			in:   []agentstream.Payload{total(0, 0, 0, 0, 0, 0, 1)},
 			want: tokens{From: "session", In: ptr[int64](0), Out: ptr[int64](0), Read: ptr[int64](0), Make: ptr[int64](0),
 				Cost: ptr(0.0), ModelCalls: ptr[int64](1), Runs: 1, Estimated: []string{}, Missing: noContext},
 		},
 		{
 			name: "a cost some runs did not report is a lower bound",
-			in:   []agentstream.Payload{total(1, 100, 10, 0, 0, 0.25, 1), total(2, 100, 10, 0, 0, 0, 1)},
+			in:   []agentstream.Payload{total(0, 100, 10, 0, 0, 0.25, 1), total(2, 100, 10, 0, 0, 0, 1)},
 			want: tokens{From: "session", In: ptr[int64](200), Out: ptr[int64](20), Read: ptr[int64](0), Make: ptr[int64](0),
 				Cost: ptr(0.25), ModelCalls: ptr[int64](2), Runs: 2, Estimated: []string{"costUsd"}, Missing: noContext},
 		},
@@ -158,7 +158,7 @@ func TestUsageFolder(t *testing.T) {
 			name: "turns are counted from the turn events, model calls from the harness",
 			in: []agentstream.Payload{
 				&agentstream.TurnStarted{Turn: 1}, &agentstream.TurnEnded{Turn: 1},
-				&agentstream.TurnStarted{Turn: 2}, total(1, 1, 1, 1, 1, 1, 9), &agentstream.TurnEnded{Turn: 2},
+				&agentstream.TurnStarted{Turn: 2}, total(0, 1, 1, 1, 1, 1, 9), &agentstream.TurnEnded{Turn: 2},
 			},
 			want: tokens{From: "session", In: ptr[int64](1), Out: ptr[int64](1), Read: ptr[int64](1), Make: ptr[int64](1),
 				Cost: ptr(1.0), ModelCalls: ptr[int64](9), Turns: ptr[int64](2), Runs: 1, Estimated: []string{},
@@ -193,7 +193,7 @@ func TestUsageFolderModels(t *testing.T) {
 			in: []agentstream.Payload{
 				&agentstream.SessionStarted{Model: "claude-opus-4-7[1m]"},
 				call("claude-opus-4-7", 3, 400, 1000, 10),
-				withModels(total(1, 35, 17055, 1383485, 51421, 1.4417997500000002, 31),
+				withModels(total(0, 35, 17055, 1383485, 51421, 1.4417997500000002, 31),
 					modelUsage("claude-haiku-4-5-20251001", 2056, 14, 0, 0, 0.0021260000000000003),
 					modelUsage("claude-opus-4-7[1m]", 35, 17055, 1383485, 51421, 1.43967375)),
 			},
@@ -231,7 +231,7 @@ func TestUsageFolderModels(t *testing.T) {
 		{
 			name: "runs' breakdowns add up",
 			in: []agentstream.Payload{
-				withModels(total(1, 1, 1, 0, 0, 1, 1), modelUsage("claude-opus-5[1m]", 1, 1, 0, 0, 1)),
+				withModels(total(0, 1, 1, 0, 0, 1, 1), modelUsage("claude-opus-5[1m]", 1, 1, 0, 0, 1)),
 				withModels(total(2, 2, 2, 0, 0, 2, 1), modelUsage("claude-opus-5", 2, 2, 0, 0, 2)),
 			},
 			want: []agentstream.ModelRecap{
@@ -268,7 +268,7 @@ func TestRecapString(t *testing.T) {
 			[]string{"cost: not reported", "model calls: 1"}, []string{"$0.00", "turns"}},
 		{"an estimate is a lower bound", []agentstream.Payload{estimate(call("m", 1, 2, 0, 0))},
 			[]string{"out ≥2"}, nil},
-		{"runs are said", []agentstream.Payload{total(1, 1, 1, 0, 0, 1, 1), total(2, 1, 1, 0, 0, 1, 1)},
+		{"runs are said", []agentstream.Payload{total(0, 1, 1, 0, 0, 1, 1), total(2, 1, 1, 0, 0, 1, 1)},
 			[]string{"2 runs", "cost: $2.00"}, nil},
 	}
 	for _, tt := range tests {

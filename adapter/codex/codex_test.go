@@ -174,3 +174,28 @@ func TestCodexErrors(t *testing.T) {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }
+
+// TestCodexThreadsAddUp: the totals of another thread in the same stream
+// start again, so they are another run and the recap adds them up, while
+// a resumed thread's go on (TestCodexResumeTotals).
+func TestCodexThreadsAddUp(t *testing.T) {
+	evs := decode(
+		`{"type":"thread.started","thread_id":"t-1"}`,
+		`{"type":"turn.started"}`,
+		`{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":40,"output_tokens":7}}`,
+		`{"type":"thread.started","thread_id":"t-2"}`,
+		`{"type":"turn.started"}`,
+		`{"type":"turn.completed","usage":{"input_tokens":50,"cached_input_tokens":0,"output_tokens":3}}`,
+	)
+	var runs []int64
+	for _, u := range usages(evs, agentstream.ScopeSession) {
+		runs = append(runs, u.Run)
+	}
+	if diff := cmp.Diff([]int64{0, 2}, runs); diff != "" {
+		t.Errorf("runs (-want +got):\n%s", diff)
+	}
+	r := agentstream.SummarizeUsage(evs)
+	if r.Runs != 2 || *r.InputTokens != 60+50 || *r.CacheReadTokens != 40 || *r.OutputTokens != 10 {
+		t.Errorf("recap = %s over %d runs, want in 110, cache read 40, out 10 over 2 runs", r.String(), r.Runs)
+	}
+}
