@@ -846,20 +846,37 @@ func short(n int64) string {
 // tokenFigures are the token counts of a recap, saying "—" for a count
 // nobody reported.
 func tokenFigures(rc *agentstream.Recap) []string {
-	f := func(label string, v *int64) string {
-		if v == nil {
-			return label + " —"
-		}
-		return label + " " + agentstream.Thousands(*v)
+	f := func(label, key string, v *int64) string {
+		return label + " " + rc.FormatFigure(key, v)
 	}
-	parts := []string{f("in", rc.InputTokens), f("out", rc.OutputTokens)}
+	parts := []string{f("in", agentstream.FigureInputTokens, rc.InputTokens), f("out", agentstream.FigureOutputTokens, rc.OutputTokens)}
 	if rc.CacheReadTokens != nil {
-		parts = append(parts, f("cache read", rc.CacheReadTokens))
+		parts = append(parts, f("cache read", agentstream.FigureCacheReadTokens, rc.CacheReadTokens))
 	}
 	if rc.CacheCreationTokens != nil {
-		parts = append(parts, f("cache write", rc.CacheCreationTokens))
+		parts = append(parts, f("cache write", agentstream.FigureCacheCreationTokens, rc.CacheCreationTokens))
 	}
 	return parts
+}
+
+// plural says n things: "1 model call", "3 model calls".
+func plural(n int64, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.FormatInt(n, 10) + " " + thing + "s"
+}
+
+// costFigure is the reported cost, "≥" before a lower bound, or "".
+func costFigure(rc *agentstream.Recap) string {
+	if rc.CostUSD == nil {
+		return ""
+	}
+	c := agentstream.FormatCost(*rc.CostUSD)
+	if rc.IsEstimated(agentstream.FigureCostUSD) {
+		c = "≥" + c
+	}
+	return c
 }
 
 func contextText(rc *agentstream.Recap) string {
@@ -893,6 +910,9 @@ func (r *Renderer) recapParts(rc *agentstream.Recap) []string {
 	} else if turns > 1 {
 		parts = append(parts, strconv.FormatInt(turns, 10)+" turns")
 	}
+	if n := rc.ModelCalls; n != nil && *n > 0 {
+		parts = append(parts, plural(*n, "model call"))
+	}
 	if d, ok := r.duration(rc); ok {
 		parts = append(parts, agentstream.FormatDurationMs(d))
 	}
@@ -901,8 +921,8 @@ func (r *Renderer) recapParts(rc *agentstream.Recap) []string {
 	} else {
 		parts = append(parts, tokenFigures(rc)...)
 	}
-	if rc.CostUSD != nil {
-		parts = append(parts, "cost "+agentstream.FormatCost(*rc.CostUSD))
+	if c := costFigure(rc); c != "" {
+		parts = append(parts, "cost "+c)
 	} else {
 		parts = append(parts, "cost not reported")
 	}

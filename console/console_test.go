@@ -472,8 +472,8 @@ func TestRecap(t *testing.T) {
 			},
 			want: "▶ claude-code · claude-sonnet-4-5\n" +
 				"── succeeded · completion ──────────\n" +
-				"3 turns · 1m05s · in 1,200 · out 345\n" +
-				"cost $0.01\n" +
+				"3 model calls · 1m05s · in 1,200\n" +
+				"out 345 · cost $0.01\n" +
 				"context 50,000 of 200,000 (25%)\n",
 		},
 		{

@@ -246,7 +246,7 @@ func (s *Store) ResumeWriter(ctx context.Context, id string) (*Writer, error) {
 	rows.Close()
 	// The usage recap is folded again from the stored events.
 	rows, err = s.read.QueryContext(ctx, `SELECT type, payload FROM events
-		WHERE key > ? AND key <= ? AND type IN ('usage', 'session.started', 'session.updated')
+		WHERE key > ? AND key <= ? AND type IN ('usage', 'session.started', 'session.updated', 'turn.started', 'turn.ended')
 		ORDER BY key`, eventKey(sid, 0), eventKey(sid, maxSeq))
 	if err != nil {
 		w.abandon()
