@@ -334,6 +334,11 @@ type Usage struct {
 	// Models breaks a session total down by model, as the harness reported
 	// it, each under its native name.
 	Models []ModelUsage `json:"models,omitempty"`
+	// Thread is set on the session totals of a harness whose totals go on
+	// across processes (Codex's thread, resumed with exec resume): the id
+	// of the conversation they are the running total of, so that a later
+	// process's totals are known to include this one's.
+	Thread string `json:"thread,omitempty"`
 }
 
 // ModelUsage is one model's share of a session total.
@@ -429,6 +434,10 @@ func (p *Usage) AppendJSON(b []byte) []byte {
 	if p.Run != 0 {
 		b = append(b, `,"run":`...)
 		b = strconv.AppendInt(b, p.Run, 10)
+	}
+	if p.Thread != "" {
+		b = append(b, `,"thread":`...)
+		b = appendStr(b, p.Thread)
 	}
 	if len(p.Models) > 0 {
 		b = append(b, `,"models":[`...)

@@ -42,6 +42,11 @@ type Recap struct {
 	// Runs is the number of runs summed: stretches of output each with a
 	// running total of its own, such as the processes of one file.
 	Runs int64 `json:"runs"`
+	// Thread is the harness conversation the latest run's totals are the
+	// running total of, when they go on across processes (Codex's thread):
+	// a report that also holds the thread's earlier sessions counts only
+	// what this one added (see UsageReport). "" otherwise.
+	Thread string `json:"thread"`
 	// Models breaks the figures down by model (ModelKey), largest first:
 	// from the harness's own breakdown where it gives one, else from the
 	// calls' models.
@@ -562,6 +567,9 @@ func (f *UsageFolder) Recap() Recap {
 		}
 	}
 	r.Runs = int64(len(runs))
+	if f.cur != nil && f.cur.total != nil {
+		r.Thread = f.cur.total.Thread
+	}
 	switch {
 	case froms["session+calls"] || froms["session"] && froms["calls"]:
 		r.TokensFrom = "session+calls"

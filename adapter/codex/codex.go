@@ -179,6 +179,7 @@ func (d *Decoder) event(dst []agentstream.Event, raw []byte, l *line) []agentstr
 				if d.run > 1 {
 					u.Run = d.run
 				}
+				u.Thread = d.thread
 				d.totals = true
 				dst = append(dst, agentstream.E(u))
 			}

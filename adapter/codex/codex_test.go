@@ -73,12 +73,12 @@ func TestCodexResumeTotals(t *testing.T) {
 	want := []string{
 		`session.started {"harness":"codex","model":null,"contextWindow":null,"cwd":null,"sessionId":"019a2d7a-41c4-78b1-b7cc-a45d62a89cd5","tools":null,"version":null,"permissionMode":null}`,
 		`turn.started {"turn":1}`,
-		`usage {"scope":"session","inputTokens":30241,"outputTokens":47,"cacheReadTokens":1920,"cacheCreationTokens":null,"costUsd":null,"turns":null,"durationMs":null,"reasoningTokens":null}`,
+		`usage {"scope":"session","inputTokens":30241,"outputTokens":47,"cacheReadTokens":1920,"cacheCreationTokens":null,"costUsd":null,"turns":null,"durationMs":null,"reasoningTokens":null,"thread":"019a2d7a-41c4-78b1-b7cc-a45d62a89cd5"}`,
 		`turn.ended {"turn":1,"reason":"ok"}`,
 		`session.ended {"status":"succeeded","stopReason":null,"summary":null,"error":null,"reason":"completion"}`,
 		`session.started {"harness":"codex","model":null,"contextWindow":null,"cwd":null,"sessionId":"019a2d7a-41c4-78b1-b7cc-a45d62a89cd5","tools":null,"version":null,"permissionMode":null}`,
 		`turn.started {"turn":2}`,
-		`usage {"scope":"session","inputTokens":12933,"outputTokens":2374,"cacheReadTokens":57088,"cacheCreationTokens":null,"costUsd":null,"turns":null,"durationMs":null,"reasoningTokens":null}`,
+		`usage {"scope":"session","inputTokens":12933,"outputTokens":2374,"cacheReadTokens":57088,"cacheCreationTokens":null,"costUsd":null,"turns":null,"durationMs":null,"reasoningTokens":null,"thread":"019a2d7a-41c4-78b1-b7cc-a45d62a89cd5"}`,
 		`turn.ended {"turn":2,"reason":"ok"}`,
 		`session.ended {"status":"succeeded","stopReason":null,"summary":null,"error":null,"reason":"completion"}`,
 	}
