@@ -134,7 +134,15 @@ func NewUsageReport(sessions []UsageSession, opt UsageReportOptions) (UsageRepor
 		loc = time.UTC
 	}
 	ordered := append([]UsageSession(nil), sessions...)
-	sort.SliceStable(ordered, func(i, j int) bool { return ordered[i].StartedAt.Before(ordered[j].StartedAt) })
+	// In start order; a thread's totals only grow, so of two sessions that
+	// started at once the smaller comes first.
+	sort.SliceStable(ordered, func(i, j int) bool {
+		a, b := &ordered[i], &ordered[j]
+		if !a.StartedAt.Equal(b.StartedAt) {
+			return a.StartedAt.Before(b.StartedAt)
+		}
+		return a.Usage.TotalTokens() < b.Usage.TotalTokens()
+	})
 	rep := UsageReport{By: opt.By, Rows: []UsageRow{}}
 	rows := map[string]*UsageRow{}
 	total := &UsageRow{Key: "total"}
@@ -263,7 +271,11 @@ func groups(s *UsageSession, r *Recap, by string, loc *time.Location) []group {
 		if key == "" {
 			key = ModelKey(r.Model)
 		}
-		return one(key, joinNames(m.Names))
+		label := joinNames(m.Names)
+		if label == "" {
+			label = r.Model
+		}
+		return one(key, label)
 	}
 	var out []group
 	for _, m := range r.Models {
