@@ -77,14 +77,15 @@ type Renderer struct {
 	deferred    []string        // token figures to print when the current block ends
 	deltaSeen   map[string]bool // "m"/"t" + parent call: deltas were shown for the coming complete event
 
-	calls     map[string]*call
-	parents   map[string]int // depth of the events of a subagent, by the call that spawned it
-	plan      []agentstream.PlanStep
-	folder    agentstream.UsageFolder
-	tokenMark int64
-	turn      int64
-	group     bool
-	afterEnd  bool // the recap was the last thing shown
+	calls      map[string]*call
+	parents    map[string]int // depth of the events of a subagent, by the call that spawned it
+	plan       []agentstream.PlanStep
+	folder     agentstream.UsageFolder
+	tokenMark  int64
+	turn       int64
+	group      bool
+	afterEnd   bool   // the recap was the last thing shown
+	recapShown string // the recap as last shown, "" before any
 
 	tools     map[string]*toolCount
 	toolOrder []string
@@ -144,6 +145,18 @@ func (r *Renderer) Close() error {
 	if r.group {
 		r.o.command("::endgroup::")
 		r.group = false
+	}
+	if rc := r.folder.Recap(); !r.opt.Quiet && (rc.TokensFrom != "" || rc.CostUSD != nil) && rc.String() != r.recapShown {
+		// Usage came after the last recap shown, or no session end came:
+		// the recap of the whole input closes the rendering.
+		r.o.setStyle(styleDim)
+		r.o.text(clipLine("── end of input", r.width) + " ")
+		for r.o.col < r.width {
+			r.o.text("─")
+		}
+		r.o.setStyle("")
+		r.o.newline()
+		r.wrapParts("", "", r.recapParts(&rc))
 	}
 	r.flush()
 	if r.opt.StepSummary != nil {
@@ -980,6 +993,7 @@ func (r *Renderer) sessionEnded(e *agentstream.Envelope, p *agentstream.SessionE
 	if !quiet {
 		rc := r.folder.Recap()
 		r.wrapParts("", "", r.recapParts(&rc))
+		r.recapShown = rc.String()
 	}
 	if p.Error != "" {
 		r.para(e, styleRed, "error: ", clipText(p.Error, 1000))

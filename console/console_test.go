@@ -446,7 +446,10 @@ func TestTokenFigures(t *testing.T) {
 		{Turn: 1, Payload: &agentstream.Message{Role: "assistant", Text: "streaming"}},
 	}
 	got := render(t, envs, console.Options{Width: 80})
-	want := "◆ 5,100 tokens · out 700 · context 400\nstreaming\n◆ 11,300 tokens · out 800 · context 6,000\n"
+	// No session end came: the recap of the whole input closes it.
+	want := "◆ 5,100 tokens · out 700 · context 400\nstreaming\n◆ 11,300 tokens · out 800 · context 6,000\n" +
+		"── end of input ────────────────────────────────────────────────────────────────\n" +
+		"1 turn · 5 model calls · in 10,500 · out 800 · cost not reported · context 6,000\n"
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

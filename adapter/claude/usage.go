@@ -195,8 +195,9 @@ func (d *Decoder) flushCalls(dst []agentstream.Event, keep func(*callUsage) bool
 // flushBefore gives the usage of the calls a line shows to be over: those
 // of the line's conversation (main or a subagent's) other than the one an
 // assistant line or message_start continues (a streamed call still waiting
-// for its message_delta was cut off), the subagents' at a system line, all
-// of them at a result.
+// for its message_delta was cut off), all of them at a result. A tool's
+// result does not end its call: in a transcript, a call's last line, with
+// its final count, may come after the result of a tool it asked for first.
 func (d *Decoder) flushBefore(dst []agentstream.Event, f *fieldsOf) []agentstream.Event {
 	if len(d.order) == 0 {
 		return dst
@@ -205,14 +206,13 @@ func (d *Decoder) flushBefore(dst []agentstream.Event, f *fieldsOf) []agentstrea
 	switch f.kind {
 	case "result":
 		return d.flushCalls(dst, nil)
-	case "user":
-		return d.flushCalls(dst, func(p *callUsage) bool { return p.parent != parent })
-	case "system":
-		// A subagent's lines come together, and Claude Code's notices of
-		// its progress and end come between them.
-		return d.flushCalls(dst, func(p *callUsage) bool { return p.streamed || p.parent == "" })
 	case "assistant":
 		id := fields.Str(f.msgID)
+		if id == "" && !f.messageRead {
+			// The message came before the line's type (a transcript's
+			// lines), so it was not read in place.
+			id = fields.Str(jsonscan.Get(f.message, "id"))
+		}
 		return d.flushCalls(dst, func(p *callUsage) bool { return p.parent != parent || p.id == id })
 	case "stream_event":
 		if string(fields.Unquoted(f.ev.typ)) != "message_start" {

@@ -60,10 +60,14 @@ func TestCallUsage(t *testing.T) {
 			want: []string{`{"scope":"call","model":"claude-sonnet-4-20250514","inputTokens":3,"outputTokens":172,"cacheReadTokens":14874,"cacheCreationTokens":1331,"contextTokens":16208,"reasoningTokens":null,"messageId":"msg_a"}`},
 		},
 		{
-			name: "a subagent's call ends at the next notice",
+			// A subagent's call is not ended by the main conversation's
+			// lines, nor a call by its tool's result, which may come
+			// before the call's last line (marot-spotter-tool-heavy-2.1.38.jsonl).
+			name: "a call lasts until its conversation's next call",
 			lines: []string{
+				`{"type":"assistant","message":{"id":"m_sub","model":"claude-opus-5-5","usage":{"input_tokens":900,"output_tokens":1},"content":[{"type":"tool_use","id":"toolu_a","name":"Bash","input":{}}]},"parent_tool_use_id":"toolu_9"}`,
+				`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_a","content":"x"}]},"parent_tool_use_id":"toolu_9"}`,
 				`{"type":"assistant","message":{"id":"m_sub","model":"claude-opus-5-5","usage":{"input_tokens":900,"output_tokens":1},"content":[{"type":"text","text":"done"}]},"parent_tool_use_id":"toolu_9"}`,
-				`{"type":"system","subtype":"task_notification","task_id":"t1","status":"completed"}`,
 				textCall,
 			},
 			want: []string{
