@@ -411,10 +411,17 @@ type UsageFolder struct {
 	maxTurn     int64
 }
 
+// AddEnvelope folds one event in, as Add does; a subagent's call (an
+// event with a parentCallId) counts in the figures but does not set the
+// context, which is the main conversation's.
+func (f *UsageFolder) AddEnvelope(e *Envelope) { f.add(e.Payload, e.ParentCallID != "") }
+
 // Add folds one event's payload in. Payloads other than those of
 // UsageEventTypes are ignored; a jsonl harness's passthrough payloads count
 // as their typed selves.
-func (f *UsageFolder) Add(p Payload) {
+func (f *UsageFolder) Add(p Payload) { f.add(p, false) }
+
+func (f *UsageFolder) add(p Payload, subagent bool) {
 	switch p := Typed(p).(type) {
 	case *SessionStarted:
 		if p.Model != "" {
@@ -434,7 +441,7 @@ func (f *UsageFolder) Add(p Payload) {
 	case *Usage:
 		switch p.Scope {
 		case ScopeCall:
-			f.addCall(p)
+			f.addCall(p, subagent)
 		case ScopeSession:
 			f.addSession(p)
 		}
@@ -448,7 +455,7 @@ func (f *UsageFolder) current() *run {
 	return f.cur
 }
 
-func (f *UsageFolder) addCall(p *Usage) {
+func (f *UsageFolder) addCall(p *Usage, subagent bool) {
 	if p.IsZero() {
 		return
 	}
@@ -459,6 +466,9 @@ func (f *UsageFolder) addCall(p *Usage) {
 	r.after.add(&t)
 	r.allModels.add(p.Model, &t)
 	r.afterModel.add(p.Model, &t)
+	if subagent {
+		return
+	}
 	if ctx := p.ContextTokens; ctx != nil {
 		f.lastContext = ctx
 	} else if ctx := p.CallContext(); ctx != nil {
@@ -694,7 +704,7 @@ func (r *Recap) IsEstimated(key string) bool { return contains(r.Estimated, key)
 func SummarizeUsage(events []Event) Recap {
 	var f UsageFolder
 	for _, e := range events {
-		f.Add(e.Payload)
+		f.add(e.Payload, e.ParentCallID != "")
 	}
 	return f.Recap()
 }

@@ -201,7 +201,7 @@ func (r *Renderer) track(e *agentstream.Envelope, p agentstream.Payload) {
 	if e.Turn > r.maxTurn {
 		r.maxTurn = e.Turn
 	}
-	r.folder.Add(p)
+	r.folder.AddEnvelope(e)
 	switch p := p.(type) {
 	case *agentstream.SessionStarted:
 		r.harness = p.Harness

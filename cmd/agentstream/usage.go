@@ -150,7 +150,7 @@ func cmdUsage(ctx context.Context, e *env, args []string) int {
 	}
 	var folder agentstream.UsageFolder
 	err := withInput(e, name, func(r io.Reader) error {
-		return foldInput(r, *protocol, func(env *agentstream.Envelope) { folder.Add(env.Payload) })
+		return foldInput(r, *protocol, func(env *agentstream.Envelope) { folder.AddEnvelope(env) })
 	})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentstream usage: %v\n", err)

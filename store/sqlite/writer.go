@@ -68,8 +68,8 @@ type record struct {
 	folder                              agentstream.UsageFolder
 }
 
-func (r *record) observe(p agentstream.Payload) {
-	switch p := p.(type) {
+func (r *record) observe(e *agentstream.Envelope) {
+	switch p := e.Payload.(type) {
 	case *agentstream.SessionStarted:
 		set(&r.harness, p.Harness)
 		set(&r.model, p.Model)
@@ -91,7 +91,7 @@ func (r *record) observe(p agentstream.Payload) {
 			r.endStatus = store.StatusFailed
 		}
 	}
-	r.folder.Add(p)
+	r.folder.AddEnvelope(e)
 }
 
 func set(dst *string, v string) {
@@ -245,7 +245,7 @@ func (s *Store) ResumeWriter(ctx context.Context, id string) (*Writer, error) {
 	}
 	rows.Close()
 	// The usage recap is folded again from the stored events.
-	rows, err = s.read.QueryContext(ctx, `SELECT type, payload FROM events
+	rows, err = s.read.QueryContext(ctx, `SELECT type, payload, parent_call_id FROM events
 		WHERE key > ? AND key <= ? AND type IN ('usage', 'session.started', 'session.updated', 'turn.started', 'turn.ended')
 		ORDER BY key`, eventKey(sid, 0), eventKey(sid, maxSeq))
 	if err != nil {
@@ -255,11 +255,12 @@ func (s *Store) ResumeWriter(ctx context.Context, id string) (*Writer, error) {
 	for rows.Next() {
 		var typ string
 		var payload []byte
-		if err := rows.Scan(&typ, &payload); err != nil {
+		var parent sql.NullString
+		if err := rows.Scan(&typ, &payload, &parent); err != nil {
 			continue
 		}
 		if p, err := agentstream.DecodePayload(typ, payload); err == nil {
-			w.rec.folder.Add(p)
+			w.rec.folder.AddEnvelope(&agentstream.Envelope{Payload: p, ParentCallID: parent.String})
 		}
 	}
 	rows.Close()
@@ -405,7 +406,7 @@ func (w *Writer) Handle(ctx context.Context, e agentstream.Envelope) error {
 	if e.Source != nil {
 		ev.srcStream, ev.srcLine, ev.hasSrc = e.Source.Stream, e.Source.Line, true
 	}
-	w.rec.observe(e.Payload)
+	w.rec.observe(&e)
 	if w.rec.harness == "" {
 		w.rec.harness = harness
 	}
@@ -796,7 +797,7 @@ func (s *Store) ReplaceEvents(ctx context.Context, id string, envs []agentstream
 		if e.Source != nil {
 			ev.srcStream, ev.srcLine, ev.hasSrc = e.Source.Stream, e.Source.Line, true
 		}
-		rec.observe(e.Payload)
+		rec.observe(&e)
 		if rec.harness == "" {
 			rec.harness = e.Harness
 		}
