@@ -133,7 +133,7 @@ func (s *Store) Follow(ctx context.Context, pub store.Publisher, interval time.D
 	rows.Close()
 	s.mu.Lock()
 	for sid, w := range s.local {
-		if w.done.Load() {
+		if w.w.Done() {
 			delete(s.local, sid)
 		}
 	}
@@ -214,14 +214,14 @@ func (s *Store) pollOnce(ctx context.Context, conn *sql.Conn, pub store.Publishe
 		}
 		s.mu.Lock()
 		w := s.local[c.sid]
-		if w != nil && w.done.Load() {
+		if w != nil && w.w.Done() {
 			delete(s.local, c.sid)
 		}
 		s.mu.Unlock()
 		if w != nil {
 			// Its writer publishes it; just keep up.
-			k.seq = max(k.seq, w.published.Load())
-			k.ended = w.done.Load()
+			k.seq = max(k.seq, w.w.Published())
+			k.ended = w.w.Done()
 			tick = c.tick
 			continue
 		}
