@@ -32,8 +32,7 @@ func (s *Store) Reap(ctx context.Context) (int, error) {
 		hb  sql.NullInt64
 	}
 	var dead []cand
-	now := time.Now().UnixMilli()
-	stale := s.opts.StaleAfter.Milliseconds()
+	now := time.Now()
 	for rows.Next() {
 		var (
 			sid  int64
@@ -51,11 +50,8 @@ func (s *Store) Reap(ctx context.Context) (int, error) {
 		if mine {
 			continue
 		}
-		gone := !hb.Valid || now-hb.Int64 > stale
-		if host.String == s.host && pid.Valid && int(pid.Int64) != s.pid && !processAlive(int(pid.Int64)) {
-			gone = true
-		}
-		if gone {
+		o := store.Owner{Host: host.String, PID: int(pid.Int64), Heartbeat: fromMs(hb)}
+		if o.Gone(now, s.opts.StaleAfter, s.host, s.pid) {
 			dead = append(dead, cand{sid, hb})
 		}
 	}
@@ -70,7 +66,7 @@ func (s *Store) Reap(ctx context.Context) (int, error) {
 		res, err := s.write.ExecContext(ctx, `UPDATE sessions SET status = 'interrupted',
 			ended_at = coalesce(heartbeat_at, ?), owner_pid = NULL,
 			tick = (SELECT max(tick) + 1 FROM sessions)
-			WHERE sid = ? AND status = 'running' AND heartbeat_at IS ?`, now, c.sid, c.hb)
+			WHERE sid = ? AND status = 'running' AND heartbeat_at IS ?`, now.UnixMilli(), c.sid, c.hb)
 		if err != nil {
 			return n, fmt.Errorf("sqlite: reap: %w", err)
 		}
