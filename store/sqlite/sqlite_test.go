@@ -157,7 +157,6 @@ func TestResumeAndReap(t *testing.T) {
 	}
 }
 
-
 // TestMigrateBodies opens a database of schema 1, whose events were kept
 // column by column, and reads its events back as they were written.
 func TestMigrateBodies(t *testing.T) {
