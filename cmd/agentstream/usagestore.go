@@ -48,7 +48,7 @@ func usageFromStore(ctx context.Context, e *env, args []string) (handled bool, c
 		fmt.Fprintln(e.stderr, "agentstream usage: --protocol reads a file, not the store")
 		return true, exitUsage
 	}
-	st, err := openStore(e, *db)
+	st, _, err := openStore(ctx, e, *db)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "agentstream usage:", err)
 		return true, exitError

@@ -427,3 +427,28 @@ func nullStr(s string) any {
 	}
 	return s
 }
+
+// Migrate brings the schema of the database at path up to this program's
+// version, as Open does, and returns the versions before and after.
+func Migrate(ctx context.Context, path string) (from, to int, err error) {
+	if _, err := os.Stat(path); err == nil {
+		db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+		if err != nil {
+			return 0, 0, fmt.Errorf("sqlite: %w", err)
+		}
+		var exists int
+		err = db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'schema_migrations'`).Scan(&exists)
+		if err == nil && exists > 0 {
+			err = db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&from)
+		}
+		db.Close()
+		if err != nil {
+			return 0, 0, fmt.Errorf("sqlite: %s: %w", path, err)
+		}
+	}
+	st, err := Open(path)
+	if err != nil {
+		return from, from, err
+	}
+	return from, SchemaVersion, st.Close()
+}
