@@ -281,6 +281,14 @@ func (s *Store) commit(ctx context.Context, sid int64, id string, b *batch.Batch
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: commit: %w", err)
 	}
+	n := 256 // the session's row and its indexes
+	for i := range b.Events {
+		n += len(b.Events[i].Body) + 32
+	}
+	for i := range b.Lines {
+		n += len(b.Lines[i].Data) + 64
+	}
+	s.committed(n)
 	return nil
 }
 
@@ -461,6 +469,7 @@ func (s *Store) ReplaceEvents(ctx context.Context, id string, envs []agentstream
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: replace events of %s: %w", id, err)
 	}
+	s.committed(checkpointBytes) // the old events' pages too
 	return nil
 }
 
