@@ -46,7 +46,7 @@ type Store struct {
 	ckptDone chan struct{}
 
 	insertStmts [4]*sql.Stmt
-	lineStmt    *sql.Stmt
+	lineStmts   [4]*sql.Stmt
 
 	closeOnce sync.Once
 }
@@ -225,7 +225,7 @@ func (s *Store) Close() error {
 			close(s.ckptStop)
 			<-s.ckptDone
 		}
-		for _, st := range append(s.insertStmts[:], s.lineStmt) {
+		for _, st := range append(s.insertStmts[:], s.lineStmts[:]...) {
 			if st != nil {
 				st.Close()
 			}

@@ -364,26 +364,44 @@ func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, sid int64, id stri
 // insertLines inserts native lines; one whose number is taken must hold
 // the same bytes, else the commit fails with store.ErrConflict.
 func (s *Store) insertLines(ctx context.Context, tx *sql.Tx, sid int64, id string, lines []store.Line) error {
-	if len(lines) == 0 {
+	args := make([]any, 0, insertSizes[0]*lineCols)
+	var inserted int64
+	for rows := lines; len(rows) > 0; {
+		k := 0
+		for insertSizes[k] > len(rows) {
+			k++
+		}
+		n := insertSizes[k]
+		args = args[:0]
+		for i := range rows[:n] {
+			l := &rows[i]
+			var sum any
+			if len(l.SHA256) > 0 {
+				sum = l.SHA256
+			}
+			data := l.Data
+			if data == nil {
+				data = []byte{}
+			}
+			args = append(args, sid, l.Stream, l.N, l.Size, sum, msOrNull(l.TS), data)
+		}
+		res, err := tx.StmtContext(ctx, s.lineStmts[k]).ExecContext(ctx, args...)
+		if err != nil {
+			return fmt.Errorf("sqlite: commit lines: %w", err)
+		}
+		c, _ := res.RowsAffected()
+		inserted += c
+		rows = rows[n:]
+	}
+	if inserted == int64(len(lines)) {
 		return nil
 	}
-	st := tx.StmtContext(ctx, s.lineStmt)
+	// Some numbers were taken: each must hold the same bytes.
 	for i := range lines {
 		l := &lines[i]
-		var sum any
-		if len(l.SHA256) > 0 {
-			sum = l.SHA256
-		}
-		res, err := st.ExecContext(ctx, sid, l.Stream, l.N, l.Size, sum, msOrNull(l.TS), l.Data)
-		if err != nil {
-			return fmt.Errorf("sqlite: commit line: %w", err)
-		}
-		if c, _ := res.RowsAffected(); c == 1 {
-			continue
-		}
 		stored, err := s.line(ctx, tx, sid, id, l.Stream, l.N)
 		if err != nil {
-			return fmt.Errorf("sqlite: commit line: %w", err)
+			return fmt.Errorf("sqlite: commit lines: %w", err)
 		}
 		if !store.SameLine(&stored, l) {
 			return fmt.Errorf("%w: session %s holds another %s line %d", store.ErrConflict, id, l.Stream, l.N)
@@ -391,6 +409,8 @@ func (s *Store) insertLines(ctx context.Context, tx *sql.Tx, sid int64, id strin
 	}
 	return nil
 }
+
+const lineCols = 7
 
 // prepare prepares the statements writers use, on the write connection.
 func (s *Store) prepare(ctx context.Context) error {
@@ -410,12 +430,22 @@ func (s *Store) prepare(ctx context.Context) error {
 		}
 		s.insertStmts[k] = st
 	}
-	st, err := s.write.PrepareContext(ctx, `INSERT INTO lines (sid, stream, n, size, sha256, ts, data)
-		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
-	if err != nil {
-		return fmt.Errorf("sqlite: prepare: %w", err)
+	for k, n := range insertSizes {
+		var b strings.Builder
+		b.WriteString(`INSERT INTO lines (sid, stream, n, size, sha256, ts, data) VALUES `)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString("(?,?,?,?,?,?,?)")
+		}
+		b.WriteString(" ON CONFLICT DO NOTHING")
+		st, err := s.write.PrepareContext(ctx, b.String())
+		if err != nil {
+			return fmt.Errorf("sqlite: prepare: %w", err)
+		}
+		s.lineStmts[k] = st
 	}
-	s.lineStmt = st
 	return nil
 }
 
