@@ -113,6 +113,7 @@ type Writer struct {
 	closed     bool
 	err        error
 	slab       []byte // where the bodies of pending events are appended
+	lineSlab   []byte // where the data of pending lines are copied
 
 	flushMu   sync.Mutex
 	acked     atomic.Int64
@@ -363,7 +364,16 @@ func (w *Writer) Line(ctx context.Context, l store.Line) error {
 		w.mu.Unlock()
 		return w.replayLine(ctx, &l)
 	}
-	l.Data = append([]byte{}, l.Data...)
+	if len(l.Data) > 64<<10 {
+		l.Data = append([]byte(nil), l.Data...)
+	} else {
+		if len(w.lineSlab)+len(l.Data) > cap(w.lineSlab) {
+			w.lineSlab = make([]byte, 0, 1<<20)
+		}
+		start := len(w.lineSlab)
+		w.lineSlab = append(w.lineSlab, l.Data...)
+		l.Data = w.lineSlab[start:len(w.lineSlab):len(w.lineSlab)]
+	}
 	w.lastLine[i] = l.N
 	w.lines = append(w.lines, l)
 	w.lineBytes += len(l.Data)
@@ -434,6 +444,7 @@ func (w *Writer) flush(ctx context.Context) error {
 	evs, events, lines := w.pending, w.events, w.lines
 	w.pending, w.events, w.lines, w.lineBytes = nil, nil, nil, 0
 	w.slab = w.slab[len(w.slab):]
+	w.lineSlab = w.lineSlab[len(w.lineSlab):]
 	var fields *store.Fields
 	if w.recDirty {
 		f := w.rec.Fields()
