@@ -158,16 +158,6 @@ func StreamIndex(stream string) (int, bool) {
 	return 0, false
 }
 
-// Abandon releases a writer that was never used.
-func (w *Writer) Abandon() {
-	w.mu.Lock()
-	w.closed = true
-	w.mu.Unlock()
-	close(w.stop)
-	<-w.loopDone
-	w.done.Store(true)
-}
-
 // loop is the writer's goroutine, from creation to Close: it commits the
 // batches that Handle, Line and the flush timer hand it, and while the
 // writer is idle it calls the backend's heartbeat so that the store can
@@ -212,7 +202,7 @@ func (w *Writer) Acked() int64 { return w.acked.Load() }
 // Published returns the seq of the last event published.
 func (w *Writer) Published() int64 { return w.published.Load() }
 
-// Done reports whether the writer was closed (or abandoned).
+// Done reports whether the writer was closed.
 func (w *Writer) Done() bool { return w.done.Load() }
 
 // LastSeq returns the seq of the last stored event handed over.
