@@ -22,9 +22,10 @@ func everyPayload() []agentstream.Payload {
 	return []agentstream.Payload{
 		&agentstream.SessionStarted{Harness: "claude-code", Model: "m", ContextWindow: ptr[int64](200000), Cwd: "/w", SessionID: "x", Tools: []string{"Bash"}, Version: "1", PermissionMode: "default"},
 		&agentstream.SessionTitle{Title: "Fix the <build>"},
+		&agentstream.SessionTitle{Title: "fix the failing test", Source: agentstream.TitlePrompt},
 		&agentstream.Message{Role: "assistant", Text: "héllo \"world\" </script>", Mode: "inject"},
 		&agentstream.Thinking{Text: "hm", Redacted: true, Partial: true},
-		&agentstream.ToolCall{CallID: "c", Name: "Bash", Input: `{"command":"ls > x"}`, Category: "execute", Summary: "ls > x"},
+		&agentstream.ToolCall{CallID: "c", Name: "Bash", Input: `{"command":"ls > x"}`, Category: "execute", Summary: "ls > x", DisplayName: agentstream.ToolShell},
 		&agentstream.ToolResult{CallID: "c", IsError: true, Output: "boom\x00", Truncated: true, Name: "Bash", Characters: 12000, ExitCode: ptr[int64](2)},
 		&agentstream.Plan{Steps: []agentstream.PlanStep{{Text: "a", Status: "completed"}, {Text: "b", Status: "pending"}}},
 		&agentstream.Usage{Scope: "call", Model: "m", InputTokens: ptr[int64](1), OutputTokens: ptr[int64](2), ContextTokens: ptr[int64](1), MessageID: "id", CostUSD: ptr(0.5)},
@@ -34,6 +35,7 @@ func everyPayload() []agentstream.Payload {
 		&agentstream.Raw{Reason: "unmapped", JSON: []byte(`{"type":"x","a":[1,2]}`), Bytes: 22},
 		&agentstream.Raw{Reason: "malformed", Text: "{oops", Bytes: 5},
 		&agentstream.SessionUpdated{Model: "m2", Commands: []string{"compact"}},
+		&agentstream.SessionUpdated{SessionID: "new", MCPServers: []agentstream.MCPServer{{Name: "github", Status: "connected"}}, Skills: []string{}, BackgroundTasks: []agentstream.BackgroundTask{{TaskID: "t1", Kind: "subagent", Description: "Count files"}}},
 		&agentstream.TurnStarted{Turn: 2},
 		&agentstream.TurnEnded{Turn: 2, Reason: "ok"},
 		&agentstream.MessageDelta{Role: "assistant", Text: "he"},
@@ -53,6 +55,8 @@ func everyPayload() []agentstream.Payload {
 		&agentstream.Stderr{Text: "err", Truncated: true},
 		&agentstream.Hook{Event: "SessionStart", Name: "SessionStart:startup", Status: "finished", Outcome: "success", Output: "o"},
 		&agentstream.Fallback{From: &agentstream.FallbackTarget{Index: ptr[int64](0), Harness: "claude-code", Model: "a"}, To: &agentstream.FallbackTarget{Harness: "codex"}, Failure: "quota", Message: "m"},
+		&agentstream.Progress{Activity: agentstream.ActivityThinking, Tokens: ptr[int64](43)},
+		&agentstream.MessageStatus{MessageID: "c51b7384", Status: agentstream.MessageQueued},
 		&agentstream.Passthrough{EventType: "future.type", JSON: []byte(`{"x":1}`)},
 	}
 }

@@ -206,6 +206,8 @@ var payloadDecoders = map[string]func() Payload{
 	TypeStderr:            func() Payload { return new(Stderr) },
 	TypeHook:              func() Payload { return new(Hook) },
 	TypeFallback:          func() Payload { return new(Fallback) },
+	TypeProgress:          func() Payload { return new(Progress) },
+	TypeMessageStatus:     func() Payload { return new(MessageStatus) },
 }
 
 // DecodePayload decodes the payload JSON of an event of type t. A type this

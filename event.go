@@ -38,6 +38,8 @@ const (
 	TypeStderr            = "stderr"
 	TypeHook              = "hook"
 	TypeFallback          = "fallback"
+	TypeProgress          = "progress"
+	TypeMessageStatus     = "message.status"
 )
 
 // Types lists every event type of the vocabulary, core first.
@@ -50,15 +52,16 @@ func Types() []string {
 		TypeThinkingDelta, TypeToolOutput, TypeToolDenied, TypeFileChange,
 		TypeSubagent, TypePermissionRequest, TypeQuestion, TypeRequestResolved,
 		TypeCompaction, TypeQuota, TypeRetry, TypeError, TypeWarning,
-		TypeStderr, TypeHook, TypeFallback,
+		TypeStderr, TypeHook, TypeFallback, TypeProgress, TypeMessageStatus,
 	}
 }
 
-// IsLive reports whether events of type t are live deltas: sent to watchers
-// and renderers but not stored, because a complete event follows with the
-// same content.
+// IsLive reports whether events of type t are live: sent to watchers and
+// renderers but not stored, because a complete event follows with the same
+// content (the deltas), or because they only say what the harness is busy
+// with now (progress).
 func IsLive(t string) bool {
-	return t == TypeMessageDelta || t == TypeThinkingDelta || t == TypeToolOutput
+	return t == TypeMessageDelta || t == TypeThinkingDelta || t == TypeToolOutput || t == TypeProgress
 }
 
 // IsKnownType reports whether t is a type of the vocabulary.

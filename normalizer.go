@@ -3,6 +3,7 @@ package agentstream
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -61,7 +62,9 @@ type NormalizerConfig struct {
 	Harness string
 	// ExplicitTurns is true for dialects that mark turn starts themselves
 	// (with turn.started events); otherwise turn 1 starts at the first event
-	// and turn N+1 at the first event after turn N ended.
+	// and turn N+1 at the first event after turn N ended that is the main
+	// agent's own work, and the Normalizer writes the turn.started. Either
+	// way a dialect's turn.started starts the next turn.
 	ExplicitTurns bool
 	// LastSeq is the sequence number already used, when a session is
 	// continued; the next stored event gets LastSeq+1.
@@ -70,7 +73,11 @@ type NormalizerConfig struct {
 
 // A Normalizer turns the lines of one session into envelopes: it runs the
 // Decoder on each stdout line, turns stderr lines and oversized lines into
-// their events, numbers stored events densely from 1, keeps the turn number,
+// their events, numbers stored events densely from 1, keeps the turn number
+// (writing turn.started where a dialect does not mark its turns, turn.ended
+// before a session.ended that leaves a turn open, and its own number in
+// every turn payload), writes a session.title from the first prompt when
+// the harness gave none before it,
 // recovers from a Decoder that panics (the line becomes raw with reason
 // adapter-error), and at the end flushes live deltas that never got their
 // complete event as complete events with partial set.
@@ -84,6 +91,7 @@ type Normalizer struct {
 	turn    int64
 	ended   bool
 	endLine int64
+	titled  bool // a session.title was written
 	events  []Event
 	partial partials
 	sources []Source // a slab the line sources are taken from
@@ -190,15 +198,83 @@ func adapterError(line []byte, r any) *Raw {
 	return p
 }
 
-// stamp wraps ev in its envelope and appends it.
+// stamp wraps ev in its envelope and appends it, after the turn events its
+// place in the turns calls for: a turn.started before the first event of a
+// turn the dialect does not mark, and a turn.ended before a session.ended
+// that comes while a turn is open.
 func (n *Normalizer) stamp(dst []Envelope, ev Event, src *Source, now time.Time) []Envelope {
 	if ev.Payload == nil {
 		return dst
 	}
 	t := ev.Payload.Type()
-	n.advanceTurn(t, src)
-	if s, ok := ev.Payload.(*SessionStarted); ok && s.Harness != "" {
-		n.cfg.Harness = s.Harness
+	if n.advanceTurn(t, ev, src) {
+		dst = n.wrap(dst, Event{Payload: &TurnStarted{}, Time: ev.Time}, src, now)
+	}
+	if t == TypeSessionEnded && n.turn > 0 && !n.ended {
+		dst = n.wrap(dst, Event{Payload: &TurnEnded{Reason: turnEndOf(ev.Payload)}, Time: ev.Time}, src, now)
+	}
+	dst = n.wrap(dst, ev, src, now)
+	if title := n.promptTitle(ev); title != nil {
+		dst = n.wrap(dst, Event{Payload: title, Time: ev.Time}, src, now)
+	}
+	return dst
+}
+
+// maxPromptTitle is how many code points of a prompt's first line a title
+// taken from it keeps.
+const maxPromptTitle = 200
+
+// promptTitle returns the session.title of the session's first prompt, when
+// ev is that prompt and no title came before it: the prompt's first
+// non-blank line, marked with source prompt. A later title of the harness's
+// own is the session's title then.
+func (n *Normalizer) promptTitle(ev Event) *SessionTitle {
+	m, ok := ev.Payload.(*Message)
+	if n.titled || !ok || m.Role != RoleUser || m.Mode != "" || ev.ParentCallID != "" {
+		return nil
+	}
+	line := ""
+	for _, l := range strings.Split(m.Text, "\n") {
+		if line = strings.TrimSpace(l); line != "" {
+			break
+		}
+	}
+	if line == "" {
+		return nil
+	}
+	n.titled = true
+	if clipped, cut := Clip(line, maxPromptTitle); cut {
+		line = strings.TrimSpace(clipped) + "…"
+	}
+	return &SessionTitle{Title: line, Source: TitlePrompt}
+}
+
+// turnEndOf is the reason of the turn a session.ended closes.
+func turnEndOf(p Payload) string {
+	switch e, _ := p.(*SessionEnded); {
+	case e == nil || e.Status == StatusSucceeded:
+		return TurnOK
+	case e.Status == StatusCancelled:
+		return TurnInterrupt
+	}
+	return TurnError
+}
+
+// wrap appends the envelope of ev. The turn of a turn.started or
+// turn.ended payload is the envelope's.
+func (n *Normalizer) wrap(dst []Envelope, ev Event, src *Source, now time.Time) []Envelope {
+	t := ev.Payload.Type()
+	switch p := ev.Payload.(type) {
+	case *SessionStarted:
+		if p.Harness != "" {
+			n.cfg.Harness = p.Harness
+		}
+	case *TurnStarted:
+		p.Turn = n.turn
+	case *TurnEnded:
+		p.Turn = n.turn
+	case *SessionTitle:
+		n.titled = true
 	}
 	n.partial.observe(ev)
 	e := Envelope{
@@ -239,32 +315,42 @@ func lineOf(src *Source) int64 {
 	return src.Line
 }
 
-// advanceTurn applies the turn rules before an event of type t is stamped.
-func (n *Normalizer) advanceTurn(t string, src *Source) {
+// advanceTurn applies the turn rules before an event of type t is stamped,
+// and reports whether the event starts a turn the dialect did not mark, so
+// that a turn.started goes before it.
+func (n *Normalizer) advanceTurn(t string, ev Event, src *Source) bool {
 	if t == TypeTurnStarted {
 		n.turn++
 		n.ended = false
-		return
+		return false
 	}
 	if n.cfg.ExplicitTurns {
-		return
+		return false
 	}
 	if n.turn == 0 {
 		n.turn = 1
-		return
+		return true
 	}
 	if !n.ended {
-		return
+		return false
 	}
 	switch t {
 	case TypeTurnEnded, TypeSessionEnded, TypeSessionTitle, TypeUsage, TypeStderr:
-		return
+		return false
+	case TypeSessionBackground, TypeSubagent, TypeMessageStatus, TypeQuota, TypeProgress:
+		// Work beside the turns (a background task, a subagent still
+		// running, the state of a sent message) does not start one.
+		return false
+	}
+	if ev.ParentCallID != "" {
+		return false
 	}
 	if src != nil && lineOf(src) == n.endLine {
-		return
+		return false
 	}
 	n.turn++
 	n.ended = false
+	return true
 }
 
 // partials accumulates live deltas until their complete event arrives.

@@ -2,7 +2,6 @@ package agentstream_test
 
 import (
 	"fmt"
-	"go/build"
 	"strings"
 	"testing"
 	"time"
@@ -66,9 +65,9 @@ func TestNormalizerImplicitTurns(t *testing.T) {
 	n := agentstream.NewNormalizer(dec, agentstream.NormalizerConfig{Session: "s"})
 	got := rows(feed(n, "m", "d", "m", "end", "m", "end"))
 	want := []row{
-		{1, 1, "message", 1}, {0, 1, "message.delta", 2}, {2, 1, "message", 3},
-		{3, 1, "turn.ended", 4}, {4, 1, "session.ended", 4},
-		{5, 2, "message", 5}, {6, 2, "turn.ended", 6}, {7, 2, "session.ended", 6},
+		{1, 1, "turn.started", 1}, {2, 1, "message", 1}, {0, 1, "message.delta", 2}, {3, 1, "message", 3},
+		{4, 1, "turn.ended", 4}, {5, 1, "session.ended", 4},
+		{6, 2, "turn.started", 5}, {7, 2, "message", 5}, {8, 2, "turn.ended", 6}, {9, 2, "session.ended", 6},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -88,16 +87,61 @@ func TestNormalizerExplicitTurns(t *testing.T) {
 	}
 }
 
+// TestNormalizerTurnRules checks the turn rules where a dialect does not
+// mark its turns: work beside the turns (a subagent's events, background
+// tasks) starts none; a dialect's own turn.started starts the next one (a
+// turn the harness started by itself); a session.ended in an open turn ends
+// it first; and the turn in a payload is the envelope's.
+func TestNormalizerTurnRules(t *testing.T) {
+	sub := agentstream.Event{Payload: &agentstream.Message{Role: "assistant", Text: "sub"}, ParentCallID: "toolu_1"}
+	bg := agentstream.E(&agentstream.SessionBackground{TaskID: "t1", Status: "completed"})
+	failed := agentstream.E(&agentstream.SessionEnded{Status: "failed", Reason: "exit"})
+	dec := scripted{
+		"m": {msg}, "sub": {sub}, "bg": {bg}, "end": {ended, sEnded},
+		"wake": {agentstream.E(&agentstream.TurnEnded{Turn: 7, Reason: "ok"}), agentstream.E(&agentstream.TurnStarted{Turn: 9})},
+		"fail": {failed},
+	}
+	n := agentstream.NewNormalizer(dec, agentstream.NormalizerConfig{Session: "s"})
+	envs := feed(n, "m", "end", "sub", "bg", "m", "wake", "m", "fail")
+	want := []row{
+		{1, 1, "turn.started", 1}, {2, 1, "message", 1}, {3, 1, "turn.ended", 2}, {4, 1, "session.ended", 2},
+		{5, 1, "message", 3}, {6, 1, "session.background", 4},
+		{7, 2, "turn.started", 5}, {8, 2, "message", 5},
+		{9, 2, "turn.ended", 6}, {10, 3, "turn.started", 6}, {11, 3, "message", 7},
+		{12, 3, "turn.ended", 8}, {13, 3, "session.ended", 8},
+	}
+	if diff := cmp.Diff(want, rows(envs)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	for _, e := range envs {
+		var turn int64 = -1
+		switch p := e.Payload.(type) {
+		case *agentstream.TurnStarted:
+			turn = p.Turn
+		case *agentstream.TurnEnded:
+			turn = p.Turn
+			if e.Seq == 12 && p.Reason != agentstream.TurnError {
+				t.Errorf("turn.ended before a failed session.ended has reason %q, want error", p.Reason)
+			}
+		default:
+			continue
+		}
+		if turn != e.Turn {
+			t.Errorf("seq %d: %s payload turn %d, envelope turn %d", e.Seq, e.Type(), turn, e.Turn)
+		}
+	}
+}
+
 func TestNormalizerPanicCostsTheLine(t *testing.T) {
 	dec := scripted{"m": {msg}}
 	n := agentstream.NewNormalizer(dec, agentstream.NormalizerConfig{Session: "s"})
 	envs := feed(n, "m", "panic", "m")
 	got := rows(envs)
-	want := []row{{1, 1, "message", 1}, {2, 1, "raw", 2}, {3, 1, "message", 3}}
+	want := []row{{1, 1, "turn.started", 1}, {2, 1, "message", 1}, {3, 1, "raw", 2}, {4, 1, "message", 3}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
-	if r := envs[1].Payload.(*agentstream.Raw); r.Reason != agentstream.RawAdapterError || r.Text != "panic" {
+	if r := envs[2].Payload.(*agentstream.Raw); r.Reason != agentstream.RawAdapterError || r.Text != "panic" {
 		t.Errorf("raw = %+v, want adapter-error with the line", r)
 	}
 }
@@ -111,7 +155,7 @@ func TestNormalizerFlushesPartials(t *testing.T) {
 	n := agentstream.NewNormalizer(dec, agentstream.NormalizerConfig{Session: "s"})
 	envs := feed(n, "t", "a", "s", "b")
 	var got []string
-	for _, e := range envs[4:] {
+	for _, e := range envs[5:] {
 		got = append(got, e.Type()+" "+e.ParentCallID+" "+string(e.Payload.AppendJSON(nil)))
 	}
 	want := []string{
@@ -124,8 +168,8 @@ func TestNormalizerFlushesPartials(t *testing.T) {
 	}
 	// A complete message clears what its deltas accumulated.
 	n = agentstream.NewNormalizer(dec, agentstream.NormalizerConfig{Session: "s"})
-	if envs := feed(n, "a", "b", "m"); len(envs) != 3 {
-		t.Errorf("got %d envelopes after a complete message, want 3 (no partial flush)", len(envs))
+	if envs := feed(n, "a", "b", "m"); len(envs) != 4 {
+		t.Errorf("got %d envelopes after a complete message, want 4: turn.started, two deltas and the message (no partial flush)", len(envs))
 	}
 }
 
@@ -134,8 +178,9 @@ func TestNormalizerOversizedAndStderr(t *testing.T) {
 	envs := n.Line(nil, agentstream.Line{N: 1, Size: 500 << 20, Oversized: true, Head: []byte(`{"type":"user"`)}, time.Time{})
 	envs = n.Stderr(envs, agentstream.Line{N: 1, Bytes: []byte("warning: x"), Size: 10}, time.Time{})
 	want := []string{
-		`{"v":1,"session":"s","seq":1,"ts":null,"harness":"h","turn":1,"origin":"live","type":"raw","payload":{"reason":"oversized","json":null,"text":"{\"type\":\"user\"","bytes":524288000,"truncated":true},"source":{"stream":"stdout","line":1}}`,
-		`{"v":1,"session":"s","seq":2,"ts":null,"harness":"h","turn":1,"origin":"live","type":"stderr","payload":{"text":"warning: x","truncated":false},"source":{"stream":"stderr","line":1}}`,
+		`{"v":1,"session":"s","seq":1,"ts":null,"harness":"h","turn":1,"origin":"live","type":"turn.started","payload":{"turn":1},"source":{"stream":"stdout","line":1}}`,
+		`{"v":1,"session":"s","seq":2,"ts":null,"harness":"h","turn":1,"origin":"live","type":"raw","payload":{"reason":"oversized","json":null,"text":"{\"type\":\"user\"","bytes":524288000,"truncated":true},"source":{"stream":"stdout","line":1}}`,
+		`{"v":1,"session":"s","seq":3,"ts":null,"harness":"h","turn":1,"origin":"live","type":"stderr","payload":{"text":"warning: x","truncated":false},"source":{"stream":"stderr","line":1}}`,
 	}
 	var got []string
 	for _, e := range envs {
@@ -254,32 +299,6 @@ not json`
 	}
 }
 
-// TestImports keeps the architecture: the root package imports only the
-// standard library and the module's standard-library-only JSON scanner, and
-// adapters import nothing outside the module but the standard library.
-func TestImports(t *testing.T) {
-	check := func(dir string, allowed func(string) bool) {
-		pkg, err := build.ImportDir(dir, 0)
-		if err != nil {
-			t.Fatalf("%s: %v", dir, err)
-		}
-		for _, imp := range pkg.Imports {
-			if !allowed(imp) {
-				t.Errorf("%s imports %s, which it must not", dir, imp)
-			}
-		}
-	}
-	std := func(p string) bool { return !strings.Contains(strings.Split(p, "/")[0], ".") }
-	const mod = "github.com/agentstream/agentstream"
-	check(".", func(p string) bool { return std(p) || p == mod+"/internal/jsonscan" })
-	check("internal/jsonscan", std)
-	for _, dir := range []string{"adapter", "adapter/claude", "adapter/jsonl", "adapter/text", "adapter/internal/fields"} {
-		check(dir, func(p string) bool {
-			return std(p) || strings.HasPrefix(p, mod) && !strings.Contains(p, "/store") && !strings.Contains(p, "/web") && !strings.Contains(p, "/runner") && !strings.Contains(p, "/console")
-		})
-	}
-}
-
 func TestSummarizeUsageOfJSONL(t *testing.T) {
 	r := agentstream.SummarizeUsage([]agentstream.Event{
 		agentstream.E(&agentstream.Passthrough{EventType: "usage", JSON: []byte(`{"scope":"call","inputTokens":3,"outputTokens":4}`)}),
@@ -287,5 +306,53 @@ func TestSummarizeUsageOfJSONL(t *testing.T) {
 	})
 	if r.InputTokens == nil || *r.InputTokens != 3 || r.CostUSD == nil || *r.CostUSD != 0.5 {
 		t.Errorf("recap of jsonl usage: %+v", r)
+	}
+}
+
+// TestNormalizerPromptTitle checks that the first prompt gives the session
+// its title when the harness gave none before it: the prompt's first
+// non-blank line, marked with source prompt; a subagent's prompt, a later
+// prompt or a session already titled give none.
+func TestNormalizerPromptTitle(t *testing.T) {
+	user := func(text string) agentstream.Event {
+		return agentstream.E(&agentstream.Message{Role: agentstream.RoleUser, Text: text})
+	}
+	long := strings.Repeat("é", 250)
+	tests := []struct {
+		name  string
+		lines map[string][]agentstream.Event
+		feed  []string
+		want  []string
+	}{
+		{"first line of the first prompt",
+			map[string][]agentstream.Event{"p": {user("\n  fix the failing test  \nin pkg/a")}, "q": {user("and then?")}},
+			[]string{"p", "q"},
+			[]string{`{"title":"fix the failing test","source":"prompt"}`}},
+		{"a subagent's prompt is not the session's",
+			map[string][]agentstream.Event{"s": {{Payload: &agentstream.Message{Role: agentstream.RoleUser, Text: "sub task"}, ParentCallID: "toolu_1"}}, "p": {user("the task")}},
+			[]string{"s", "p"},
+			[]string{`{"title":"the task","source":"prompt"}`}},
+		{"the harness titled it first",
+			map[string][]agentstream.Event{"t": {agentstream.E(&agentstream.SessionTitle{Title: "Named"})}, "p": {user("the task")}},
+			[]string{"t", "p"},
+			[]string{`{"title":"Named"}`}},
+		{"a long line is cut",
+			map[string][]agentstream.Event{"p": {user(long)}},
+			[]string{"p"},
+			[]string{`{"title":"` + strings.Repeat("é", 200) + `…","source":"prompt"}`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := agentstream.NewNormalizer(scripted(tt.lines), agentstream.NormalizerConfig{Session: "s"})
+			var got []string
+			for _, e := range feed(n, tt.feed...) {
+				if e.Type() == agentstream.TypeSessionTitle {
+					got = append(got, string(e.Payload.AppendJSON(nil)))
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
 }

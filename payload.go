@@ -50,9 +50,19 @@ func (p *SessionStarted) AppendJSON(b []byte) []byte {
 	return append(b, '}')
 }
 
-// SessionTitle is the payload of session.title.
+// Title sources of session.title.
+const (
+	// TitlePrompt marks a title taken from the session's first prompt,
+	// because the harness gave none.
+	TitlePrompt = "prompt"
+)
+
+// SessionTitle is the payload of session.title. Source is TitlePrompt for a
+// title taken from the first prompt, else empty (and then absent from the
+// JSON): the harness's own title.
 type SessionTitle struct {
-	Title string `json:"title"`
+	Title  string `json:"title"`
+	Source string `json:"source,omitempty"`
 }
 
 // Type returns "session.title".
@@ -62,6 +72,10 @@ func (*SessionTitle) Type() string { return TypeSessionTitle }
 func (p *SessionTitle) AppendJSON(b []byte) []byte {
 	b = append(b, `{"title":`...)
 	b = appendOptStr(b, p.Title)
+	if p.Source != "" {
+		b = append(b, `,"source":`...)
+		b = appendStr(b, p.Source)
+	}
 	return append(b, '}')
 }
 
@@ -151,14 +165,37 @@ const (
 // ToolCall is the payload of tool.call. Input is the harness's own JSON for
 // the arguments, compacted byte for byte, then clipped. Summary is a safe
 // one-line description, empty (null) for tools the adapter does not know.
+// DisplayName is the name of the tool's kind, the same for every harness
+// (one of the Tool* names), or the native name for a tool of no known kind.
 type ToolCall struct {
-	CallID    string `json:"callId"`
-	Name      string `json:"name"`
-	Input     string `json:"input"`
-	Truncated bool   `json:"truncated"`
-	Category  string `json:"category"`
-	Summary   string `json:"summary"`
+	CallID      string `json:"callId"`
+	Name        string `json:"name"`
+	Input       string `json:"input"`
+	Truncated   bool   `json:"truncated"`
+	Category    string `json:"category"`
+	Summary     string `json:"summary"`
+	DisplayName string `json:"displayName"`
 }
+
+// Display names of tool.call: one per kind of tool, whatever each harness
+// calls it.
+const (
+	ToolShell     = "Shell"     // runs a command
+	ToolRead      = "Read"      // reads a file
+	ToolList      = "List"      // lists a directory
+	ToolEdit      = "Edit"      // changes part of a file
+	ToolWrite     = "Write"     // writes a whole file
+	ToolDelete    = "Delete"    // deletes a file
+	ToolMove      = "Move"      // moves or renames a file
+	ToolSearch    = "Search"    // searches files by name or content
+	ToolWebSearch = "WebSearch" // searches the web
+	ToolFetch     = "Fetch"     // fetches a URL
+	ToolAgent     = "Agent"     // delegates to a subagent
+	ToolPlan      = "Plan"      // writes or updates the plan
+	ToolAsk       = "Ask"       // asks the person a question
+	ToolThink     = "Think"     // thinks aloud, or remembers
+	ToolMCP       = "MCP"       // a tool of an MCP server
+)
 
 // Type returns "tool.call".
 func (*ToolCall) Type() string { return TypeToolCall }
@@ -177,6 +214,8 @@ func (p *ToolCall) AppendJSON(b []byte) []byte {
 	b = appendOptStr(b, p.Category)
 	b = append(b, `,"summary":`...)
 	b = appendOptStr(b, p.Summary)
+	b = append(b, `,"displayName":`...)
+	b = appendOptStr(b, p.DisplayName)
 	return append(b, '}')
 }
 
@@ -505,14 +544,36 @@ func NewRaw(reason string, line []byte) *Raw {
 }
 
 // SessionUpdated is the payload of session.updated; empty or nil fields are
-// unchanged.
+// unchanged. SessionID is the harness's new id for the session (Claude
+// Code's /clear starts a new conversation in the same process); MCPServers,
+// Skills and BackgroundTasks are each the whole list as it stands, empty
+// when there are none.
 type SessionUpdated struct {
-	Model          string   `json:"model"`
-	PermissionMode string   `json:"permissionMode"`
-	Mode           string   `json:"mode"`
-	Cwd            string   `json:"cwd"`
-	Tools          []string `json:"tools"`
-	Commands       []string `json:"commands"`
+	Model           string           `json:"model"`
+	PermissionMode  string           `json:"permissionMode"`
+	Mode            string           `json:"mode"`
+	Cwd             string           `json:"cwd"`
+	Tools           []string         `json:"tools"`
+	Commands        []string         `json:"commands"`
+	SessionID       string           `json:"sessionId"`
+	MCPServers      []MCPServer      `json:"mcpServers"`
+	Skills          []string         `json:"skills"`
+	BackgroundTasks []BackgroundTask `json:"backgroundTasks"`
+}
+
+// MCPServer is one MCP server of a session and the state of its
+// connection, as the harness names it (connected, failed, pending, …).
+type MCPServer struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+}
+
+// BackgroundTask is one task running beside the agent's turns (a subagent,
+// a shell), as session.background names them.
+type BackgroundTask struct {
+	TaskID      string `json:"taskId"`
+	Kind        string `json:"kind"`
+	Description string `json:"description"`
 }
 
 // Type returns "session.updated".
@@ -532,6 +593,46 @@ func (p *SessionUpdated) AppendJSON(b []byte) []byte {
 	b = appendStrings(b, p.Tools)
 	b = append(b, `,"commands":`...)
 	b = appendStrings(b, p.Commands)
+	b = append(b, `,"sessionId":`...)
+	b = appendOptStr(b, p.SessionID)
+	b = append(b, `,"mcpServers":`...)
+	if p.MCPServers == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, m := range p.MCPServers {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"name":`...)
+			b = appendOptStr(b, m.Name)
+			b = append(b, `,"status":`...)
+			b = appendOptStr(b, m.Status)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"skills":`...)
+	b = appendStrings(b, p.Skills)
+	b = append(b, `,"backgroundTasks":`...)
+	if p.BackgroundTasks == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, t := range p.BackgroundTasks {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"taskId":`...)
+			b = appendOptStr(b, t.TaskID)
+			b = append(b, `,"kind":`...)
+			b = appendOptStr(b, t.Kind)
+			b = append(b, `,"description":`...)
+			b = appendOptStr(b, t.Description)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
 	return append(b, '}')
 }
 
@@ -1113,4 +1214,65 @@ func (p *Passthrough) AppendJSON(b []byte) []byte {
 		return append(b, "{}"...)
 	}
 	return append(b, p.JSON...)
+}
+
+// Activities of progress.
+const (
+	ActivityRequesting = "requesting" // a model call is being sent
+	ActivityThinking   = "thinking"   // the model is thinking
+	ActivityCompacting = "compacting" // the harness is compacting its context
+	ActivityIdle       = "idle"       // the harness reports no activity
+)
+
+// Progress is the payload of progress (live): what the harness is busy
+// with. Tokens is the estimated count of the activity's tokens so far (a
+// model's thinking), when the harness gives one.
+type Progress struct {
+	Activity string `json:"activity"`
+	Tokens   *int64 `json:"tokens"`
+	Message  string `json:"message"`
+}
+
+// Type returns "progress".
+func (*Progress) Type() string { return TypeProgress }
+
+// AppendJSON appends the payload's JSON object to b.
+func (p *Progress) AppendJSON(b []byte) []byte {
+	b = append(b, `{"activity":`...)
+	b = appendOptStr(b, p.Activity)
+	b = append(b, `,"tokens":`...)
+	b = appendOptInt(b, p.Tokens)
+	b = append(b, `,"message":`...)
+	b = appendOptStr(b, p.Message)
+	return append(b, '}')
+}
+
+// Statuses of message.status.
+const (
+	MessageQueued    = "queued"
+	MessageStarted   = "started"
+	MessageCompleted = "completed"
+	MessageCancelled = "cancelled"
+	MessageDiscarded = "discarded"
+)
+
+// MessageStatus is the payload of message.status: where the harness is
+// with a message sent to it (queued behind a running turn, started,
+// completed, cancelled, or discarded unanswered). MessageID is the id the
+// message was sent with.
+type MessageStatus struct {
+	MessageID string `json:"messageId"`
+	Status    string `json:"status"`
+}
+
+// Type returns "message.status".
+func (*MessageStatus) Type() string { return TypeMessageStatus }
+
+// AppendJSON appends the payload's JSON object to b.
+func (p *MessageStatus) AppendJSON(b []byte) []byte {
+	b = append(b, `{"messageId":`...)
+	b = appendOptStr(b, p.MessageID)
+	b = append(b, `,"status":`...)
+	b = appendOptStr(b, p.Status)
+	return append(b, '}')
 }

@@ -48,7 +48,7 @@ var protocols = []Protocol{
 		Flags: []string{"--output-format", "stream-json", "--verbose"}, Prompt: PromptStdin},
 	{Name: "claude-stream", Harness: "claude-code", Description: "Claude Code, interactive stream-json on stdin",
 		Flags: []string{"--output-format", "stream-json", "--verbose", "--input-format", "stream-json"}, Prompt: PromptStreamJSON},
-	{Name: "jsonl", Harness: "jsonl", Description: "a harness that already speaks this vocabulary", Prompt: PromptStdin},
+	{Name: "jsonl", Harness: "jsonl", Description: "a harness that already speaks this vocabulary", Prompt: PromptStdin, ExplicitTurns: true},
 	{Name: "codex-json", Harness: "codex", Description: "Codex `codex exec --json` (and legacy {id,msg} lines)",
 		Flags: []string{"--json"}, Prompt: PromptStdin, StdinArg: "-", ExplicitTurns: true},
 	{Name: "gemini-json", Harness: "gemini-cli", Description: "Gemini CLI `gemini --output-format stream-json`",
@@ -66,6 +66,10 @@ var protocols = []Protocol{
 	{Name: "droid-json", Harness: "droid", Description: "Factory `droid exec --output-format stream-json`",
 		Flags: []string{"--output-format", "stream-json"}, Prompt: PromptArgument},
 	{Name: "acp", Harness: "acp", Description: "any Agent Client Protocol agent over stdio", Prompt: PromptACP, ExplicitTurns: true},
+	{Name: "kimi-json", Harness: "kimi", Description: "Kimi CLI `kimi --print --output-format stream-json`",
+		Flags: []string{"--print", "--output-format", "stream-json"}, Prompt: PromptStdin},
+	{Name: "pi-json", Harness: "pi", Description: "pi coding agent `pi --print --mode json`",
+		Flags: []string{"--print", "--mode", "json"}, Prompt: PromptArgument, ExplicitTurns: true},
 }
 
 // Protocols returns every protocol, in the order of the format's table.

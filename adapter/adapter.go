@@ -19,7 +19,9 @@ import (
 	"github.com/agentstream/agentstream/adapter/droid"
 	"github.com/agentstream/agentstream/adapter/gemini"
 	"github.com/agentstream/agentstream/adapter/jsonl"
+	"github.com/agentstream/agentstream/adapter/kimi"
 	"github.com/agentstream/agentstream/adapter/opencode"
+	"github.com/agentstream/agentstream/adapter/pi"
 	"github.com/agentstream/agentstream/adapter/text"
 	"github.com/agentstream/agentstream/internal/jsonscan"
 )
@@ -39,6 +41,12 @@ type Adapter struct {
 	// docs/harnesses.md lists them; normalize --stats counts their raw
 	// lines apart from the unmapped ones.
 	Deliberate map[string]string
+	// Folded lists the native line types whose lines may give no event of
+	// their own, because what they say is carried by the events of other
+	// lines (a stream's block-stop marker, a usage snapshot the final count
+	// replaces), each with where it goes. A line of any other type gives at
+	// least one event; docs/harnesses.md lists them.
+	Folded map[string]string
 }
 
 // All returns every adapter, in the order of the protocol table.
@@ -52,18 +60,20 @@ func All() []Adapter {
 	}
 	return []Adapter{
 		{Protocol: get("none"), New: func() agentstream.Decoder { return text.NewDecoder() }},
-		{Protocol: get("claude-json"), New: func() agentstream.Decoder { return claude.NewDecoder(claude.Claude) }, Claims: claude.ClaimsClaude},
-		{Protocol: get("claude-stream"), New: func() agentstream.Decoder { return claude.NewDecoder(claude.Claude) }},
+		{Protocol: get("claude-json"), New: func() agentstream.Decoder { return claude.NewDecoder(claude.Claude) }, Claims: claude.ClaimsClaude, Deliberate: claude.Deliberate, Folded: claude.Folded},
+		{Protocol: get("claude-stream"), New: func() agentstream.Decoder { return claude.NewDecoder(claude.Claude) }, Deliberate: claude.Deliberate, Folded: claude.Folded},
 		{Protocol: get("jsonl"), New: func() agentstream.Decoder { return jsonl.NewDecoder() }, Claims: claimsJSONL},
-		{Protocol: get("codex-json"), New: func() agentstream.Decoder { return codex.NewDecoder() }, Claims: codex.Claims},
+		{Protocol: get("codex-json"), New: func() agentstream.Decoder { return codex.NewDecoder() }, Claims: codex.Claims, Folded: codex.Folded},
 		{Protocol: get("gemini-json"), New: func() agentstream.Decoder { return gemini.NewDecoder() }, Claims: gemini.Claims},
-		{Protocol: get("qwen-json"), New: func() agentstream.Decoder { return claude.NewDecoder(claude.Qwen) }, Claims: claude.ClaimsQwen},
-		{Protocol: get("opencode-json"), New: func() agentstream.Decoder { return opencode.NewDecoder() }, Claims: opencode.Claims},
+		{Protocol: get("qwen-json"), New: func() agentstream.Decoder { return claude.NewDecoder(claude.Qwen) }, Claims: claude.ClaimsQwen, Deliberate: claude.Deliberate, Folded: claude.Folded},
+		{Protocol: get("opencode-json"), New: func() agentstream.Decoder { return opencode.NewDecoder() }, Claims: opencode.Claims, Folded: opencode.Folded},
 		{Protocol: get("cursor-json"), New: func() agentstream.Decoder { return cursor.NewDecoder() }, Claims: cursor.Claims},
-		{Protocol: get("amp-json"), New: func() agentstream.Decoder { return claude.NewDecoder(claude.Amp) }, Claims: claude.ClaimsAmp},
-		{Protocol: get("copilot-json"), New: func() agentstream.Decoder { return copilot.NewDecoder() }, Claims: copilot.Claims},
-		{Protocol: get("droid-json"), New: func() agentstream.Decoder { return droid.NewDecoder() }, Claims: droid.Claims},
-		{Protocol: get("acp"), New: func() agentstream.Decoder { return acp.NewDecoder() }, Claims: acp.Claims},
+		{Protocol: get("amp-json"), New: func() agentstream.Decoder { return claude.NewDecoder(claude.Amp) }, Claims: claude.ClaimsAmp, Deliberate: claude.Deliberate, Folded: claude.Folded},
+		{Protocol: get("copilot-json"), New: func() agentstream.Decoder { return copilot.NewDecoder() }, Claims: copilot.Claims, Folded: copilot.Folded},
+		{Protocol: get("droid-json"), New: func() agentstream.Decoder { return droid.NewDecoder() }, Claims: droid.Claims, Folded: droid.Folded},
+		{Protocol: get("acp"), New: func() agentstream.Decoder { return acp.NewDecoder() }, Claims: acp.Claims, Deliberate: acp.Deliberate, Folded: acp.Folded},
+		{Protocol: get("kimi-json"), New: func() agentstream.Decoder { return kimi.NewDecoder() }, Claims: kimi.Claims},
+		{Protocol: get("pi-json"), New: func() agentstream.Decoder { return pi.NewDecoder() }, Claims: pi.Claims, Folded: pi.Folded},
 	}
 }
 

@@ -9,32 +9,53 @@ import (
 	"github.com/agentstream/agentstream/adapter"
 )
 
-const corpus = "../../shared/corpus/"
+// recordings are, per protocol, the globs of its dialect's recorded files,
+// kept in the test data of the adapter package that reads them: fixtures
+// with goldens, and recordings without goldens under corpus/.
+var recordings = map[string][]string{
+	"claude-json":   {"claude/testdata/*.jsonl", "claude/testdata/corpus/*.jsonl"},
+	"qwen-json":     {"claude/testdata/qwen/*.jsonl"},
+	"amp-json":      {"claude/testdata/amp/*.jsonl"},
+	"codex-json":    {"codex/testdata/*.jsonl"},
+	"gemini-json":   {"gemini/testdata/*.jsonl"},
+	"opencode-json": {"opencode/testdata/*.jsonl"},
+	"cursor-json":   {"cursor/testdata/*.jsonl"},
+	"copilot-json":  {"copilot/testdata/*.jsonl"},
+	"droid-json":    {"droid/testdata/*.jsonl"},
+	"acp":           {"acp/testdata/*.jsonl"},
+	"kimi-json":     {"kimi/testdata/*.jsonl"},
+	"pi-json":       {"pi/testdata/*.jsonl"},
+}
 
-// corpusProtocols maps each corpus folder to the protocol of its harness.
-var corpusProtocols = map[string]string{
-	"claude-code": "claude-json",
-	"codex":       "codex-json",
-	"gemini":      "gemini-json",
-	"qwen":        "qwen-json",
-	"amp":         "amp-json",
-	"opencode":    "opencode-json",
-	"cursor":      "cursor-json",
-	"copilot":     "copilot-json",
-	"droid":       "droid-json",
-	"acp":         "acp",
+// undetectable are recordings that hold no line of their dialect.
+var undetectable = map[string]bool{
+	"sortie-ai-sortie-copilot-auth-failure.jsonl": true, // one plain-text line
+}
+
+// recorded returns the files of protocol's recordings, failing the test when
+// a glob matches nothing.
+func recorded(t *testing.T, protocol string) []string {
+	t.Helper()
+	var files []string
+	for _, g := range recordings[protocol] {
+		m, err := filepath.Glob(g)
+		if err != nil || len(m) == 0 {
+			t.Fatalf("recordings of %s: glob %q matches no file (%v)", protocol, g, err)
+		}
+		files = append(files, m...)
+	}
+	return files
 }
 
 // TestDetectCorpus proves that every recorded file is detected as its own
 // dialect, and that no other adapter claims it.
 func TestDetectCorpus(t *testing.T) {
-	for dir, want := range corpusProtocols {
-		files, _ := filepath.Glob(corpus + dir + "/*.jsonl")
-		if len(files) == 0 {
-			t.Errorf("no corpus files for %s", dir)
-		}
-		for _, f := range files {
-			t.Run(dir+"/"+filepath.Base(f), func(t *testing.T) {
+	for want := range recordings {
+		for _, f := range recorded(t, want) {
+			if undetectable[filepath.Base(f)] {
+				continue
+			}
+			t.Run(want+"/"+filepath.Base(f), func(t *testing.T) {
 				data, err := os.ReadFile(f)
 				if err != nil {
 					t.Fatal(err)
@@ -66,5 +87,25 @@ func TestDetectFallsBackToNone(t *testing.T) {
 		if got := adapter.Detect(bytes.Split([]byte(in), []byte("\n"))); got != "none" {
 			t.Errorf("Detect(%q) = %s, want none", in, got)
 		}
+	}
+}
+
+// TestDetectMinimalClaudeInit checks that the Claude inits of the format's
+// own examples, which list no MCP servers and name no version, are read as
+// Claude Code.
+func TestDetectMinimalClaudeInit(t *testing.T) {
+	tests := map[string]string{
+		"format example": `{"type":"system","subtype":"init","cwd":"/workspace/demo","session_id":"ef45799e-d353-4d47-9cab-edac253e5cb4","tools":["Task","Bash","Read"],"model":"claude-sonnet-5","permissionMode":"bypassPermissions"}
+{"type":"assistant","message":{"content":[{"type":"tool_use","id":"toolu_01Su1gEqceMZJJCvrQCx71oT","name":"Bash","input":{"command":"cat README.md 2>/dev/null || ls"}}]}}`,
+		"init alone": `{"type":"system","subtype":"init","session_id":"s","model":"claude-opus-5"}`,
+		"init and result": `{"type":"system","subtype":"init","session_id":"s","model":"x"}
+{"type":"result","subtype":"success","result":"done"}`,
+	}
+	for name, in := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := adapter.Detect(bytes.Split([]byte(in), []byte("\n"))); got != "claude-json" {
+				t.Errorf("Detect = %s, want claude-json", got)
+			}
+		})
 	}
 }

@@ -3,8 +3,9 @@ package adapter_test
 import (
 	"bytes"
 	"flag"
+	"fmt"
+	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -19,7 +20,7 @@ var updateDocs = flag.Bool("update-docs", false, "rewrite the generated table of
 // harnessNotes says, per protocol, how the harness reports usage and what is
 // known to be missing. The event types come from running the adapter.
 var harnessNotes = map[string][2]string{
-	"claude-json":   {"per call on assistant lines (once per message id; with partial messages the final `message_delta` figures), the process's running total with cost on `result`", "subagent text needs `--forward-subagent-text`; a title only via the transcript probe"},
+	"claude-json":   {"per call on assistant lines (once per message id; with partial messages the final `message_delta` figures), the process's running total with cost on `result`", "subagent text needs `--forward-subagent-text`; its own title only via the transcript probe (else the first prompt)"},
 	"qwen-json":     {"per call, on one of the lines of a response (the others report zeros), input including cache reads (converted); total on `result`", "no cost"},
 	"amp-json":      {"per message, Anthropic-shaped, as Claude", "`result` carries no usage or cost"},
 	"codex-json":    {"the thread's running total on `turn.completed` (session, input converted to non-cached); legacy streams: per request and total on `token_count`", "no per-call usage in `exec --json`; no cost"},
@@ -29,6 +30,8 @@ var harnessNotes = map[string][2]string{
 	"copilot-json":  {"output tokens per message (call, input unknown); premium requests per run (session)", "no input or cache tokens; auth failures are plain text"},
 	"droid-json":    {"one aggregate per run on `completion.usage` (session)", "no cost; older builds print no usage"},
 	"acp":           {"`usage_update`: context occupancy and cumulative cost (session, never summed); the prompt response's usage (session)", "tool names are ACP kinds; the runner speaks the handshake"},
+	"kimi-json":     {"none on stdout", "only documentation examples recorded; no end line (the runner ends the session)"},
+	"pi-json":       {"per call on each assistant `message_end`, with cost", "only hand-built recordings; the model only on usage"},
 }
 
 // TestHarnessDoc keeps the table of docs/harnesses.md in step with the
@@ -37,23 +40,13 @@ var harnessNotes = map[string][2]string{
 func TestHarnessDoc(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("| protocol | harness | event types produced on the recorded corpus | usage as reported | known gaps |\n|---|---|---|---|---|\n")
-	dirs := map[string]string{}
-	for dir, p := range corpusProtocols {
-		dirs[p] = dir
-	}
 	for _, a := range adapter.All() {
 		notes, ok := harnessNotes[a.Name]
 		if !ok {
 			continue
 		}
-		files, _ := filepath.Glob(corpus + dirs[a.Name] + "/*.jsonl")
-		pkg := map[string]string{"qwen-json": "claude/testdata/qwen", "amp-json": "claude/testdata/amp", "claude-json": "claude/testdata"}[a.Name]
-		if pkg == "" {
-			pkg = strings.TrimSuffix(a.Name, "-json") + "/testdata"
-		}
-		fixtures, _ := filepath.Glob(pkg + "/*.jsonl")
 		types := map[string]bool{}
-		for _, f := range append(files, fixtures...) {
+		for _, f := range recorded(t, a.Name) {
 			data, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)
@@ -82,17 +75,60 @@ func TestHarnessDoc(t *testing.T) {
 			t.Errorf("notes for unknown protocol %s", p)
 		}
 	}
+	checkDocTable(t, "table", b.String())
+}
+
+// TestHarnessDocLists keeps the lists of docs/harnesses.md in step with the
+// adapters: the native line types each leaves raw on purpose
+// (Adapter.Deliberate) and those whose lines may give no event of their own
+// (Adapter.Folded), with the reasons.
+func TestHarnessDocLists(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("| protocol | native line type | raw on purpose, or folded into | why |\n|---|---|---|---|\n")
+	seen := map[string]bool{}
+	for _, a := range adapter.All() {
+		for _, list := range []struct {
+			what string
+			m    map[string]string
+		}{{"raw on purpose", a.Deliberate}, {"folded", a.Folded}} {
+			keys := slices.Sorted(maps.Keys(list.m))
+			for _, k := range keys {
+				key := fmt.Sprintf("%p/%s/%s", list.m, list.what, k)
+				if seen[key] {
+					continue
+				}
+				seen[key] = true
+				names := a.Name
+				for _, o := range adapter.All() {
+					m := o.Deliberate
+					if list.what == "folded" {
+						m = o.Folded
+					}
+					if o.Name != a.Name && len(m) > 0 && fmt.Sprintf("%p", m) == fmt.Sprintf("%p", list.m) {
+						names += ", " + o.Name
+					}
+				}
+				fmt.Fprintf(&b, "| %s | `%s` | %s | %s |\n", names, k, list.what, list.m[k])
+			}
+		}
+	}
+	checkDocTable(t, "lists", b.String())
+}
+
+// checkDocTable compares a generated part of docs/harnesses.md, between its
+// markers, with want, and rewrites it under -update-docs.
+func checkDocTable(t *testing.T, name, want string) {
+	t.Helper()
 	const path = "../docs/harnesses.md"
 	doc, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const begin, end = "<!-- table: generated by adapter/harnesses_test.go -->\n", "<!-- end of table -->"
+	begin, end := "<!-- "+name+": generated by adapter/harnesses_test.go -->\n", "<!-- end of "+name+" -->"
 	i, j := bytes.Index(doc, []byte(begin)), bytes.Index(doc, []byte(end))
 	if i < 0 || j < i {
-		t.Fatalf("%s lacks the table markers", path)
+		t.Fatalf("%s lacks the %s markers", path, name)
 	}
-	want := b.String()
 	got := string(doc[i+len(begin) : j])
 	if got == want {
 		return

@@ -7,8 +7,10 @@ import (
 
 // NativeType names the type of a native line, the key under which drift is
 // counted and deliberate raw lines are listed: its type (with the subtype of
-// a system line, "system/status"), else its JSON-RPC method, else the type of
-// a legacy {"id","msg"} line's msg ("msg/agent_message"); "(blank)",
+// a system line, "system/status", and the inner discriminator of the lines
+// that wrap another message, "stream_event/message_delta",
+// "control_request/can_use_tool"), else its JSON-RPC method, else the type
+// of a legacy {"id","msg"} line's msg ("msg/agent_message"); "(blank)",
 // "(no type)", "(not json)" or "(oversized)" otherwise.
 func NativeType(l agentstream.Line) string {
 	if l.Oversized {
@@ -25,6 +27,16 @@ func NativeType(l agentstream.Line) string {
 		if sub, ok := jsonscan.String(jsonscan.Get(b, "subtype")); ok && sub != "" {
 			return t + "/" + sub
 		}
+		var inner []byte
+		switch t {
+		case "stream_event":
+			inner = jsonscan.GetPath(b, "event", "type")
+		case "control_request":
+			inner = jsonscan.GetPath(b, "request", "subtype")
+		}
+		if sub, ok := jsonscan.String(inner); ok && sub != "" {
+			return t + "/" + sub
+		}
 		return t
 	}
 	if m, ok := jsonscan.String(jsonscan.Get(b, "method")); ok {
@@ -34,6 +46,13 @@ func NativeType(l agentstream.Line) string {
 		return "msg/" + t
 	}
 	return "(no type)"
+}
+
+// FoldedInto returns where what lines of the native type nt say goes, when
+// such lines may give no event of their own, and whether they may.
+func (a Adapter) FoldedInto(nt string) (where string, ok bool) {
+	where, ok = a.Folded[nt]
+	return where, ok
 }
 
 // DeliberateRaw returns why lines of the native type nt stay raw on purpose

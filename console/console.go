@@ -293,6 +293,9 @@ func (r *Renderer) render(e *agentstream.Envelope, p agentstream.Payload) {
 			if c.MovePath != "" {
 				text += " → " + c.MovePath
 			}
+			if added, removed, ok := diffCounts(c.Diff); ok {
+				text += fmt.Sprintf("  +%d −%d", added, removed)
+			}
 			r.note(e, "", text)
 		}
 	case *agentstream.PermissionRequest:
@@ -650,7 +653,11 @@ func (r *Renderer) toolCall(e *agentstream.Envelope, p *agentstream.ToolCall) {
 	if len(r.calls) >= maxCalls {
 		clear(r.calls)
 	}
-	r.calls[p.CallID] = &call{name: p.Name, at: r.ts(e), depth: d, known: p.Summary != ""}
+	name := p.DisplayName
+	if name == "" {
+		name = p.Name
+	}
+	r.calls[p.CallID] = &call{name: name, at: r.ts(e), depth: d, known: p.Summary != ""}
 	if p.Category == agentstream.CategoryDelegate {
 		if len(r.parents) >= maxCalls {
 			clear(r.parents)
@@ -660,7 +667,7 @@ func (r *Renderer) toolCall(e *agentstream.Envelope, p *agentstream.ToolCall) {
 	r.o.spaces(2 * d)
 	r.o.styled(styleCyan, icon(p.Category))
 	r.o.text(" ")
-	r.o.styled(styleBold, clipLine(p.Name, 40))
+	r.o.styled(styleBold, clipLine(name, 40))
 	if p.Summary != "" {
 		if room := r.width - r.o.col - 2; room > 4 {
 			r.o.text("  ")
@@ -1196,4 +1203,26 @@ func escapeData(s string) string {
 	s = strings.ReplaceAll(s, "%", "%25")
 	s = strings.ReplaceAll(s, "\r", "%0D")
 	return strings.ReplaceAll(s, "\n", "%0A")
+}
+
+// diffCounts counts the added and removed lines of a unified diff.
+func diffCounts(diff string) (added, removed int, ok bool) {
+	for len(diff) > 0 {
+		line := diff
+		if i := strings.IndexByte(diff, '\n'); i >= 0 {
+			line, diff = diff[:i], diff[i+1:]
+		} else {
+			diff = ""
+		}
+		switch {
+		case strings.HasPrefix(line, "+++ ") || strings.HasPrefix(line, "--- "):
+		case strings.HasPrefix(line, "@@"):
+			ok = true
+		case strings.HasPrefix(line, "+"):
+			added++
+		case strings.HasPrefix(line, "-"):
+			removed++
+		}
+	}
+	return added, removed, ok
 }

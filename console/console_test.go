@@ -22,6 +22,16 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
+// The recorded Claude Code sessions rendered here live in the claude
+// adapter's test data: its fixtures, and its other recordings in corpus/.
+const (
+	claudeFixtures = "../adapter/claude/testdata/"
+	claudeCorpus   = claudeFixtures + "corpus/"
+	turnTools      = claudeCorpus + "tandemtechnology-bb-stdout-turn-tools.jsonl"
+	planMode       = claudeCorpus + "tandemtechnology-bb-stdout-plan-mode.jsonl"
+	authFailure    = claudeFixtures + "tandemtechnology-bb-stdout-auth-failure.jsonl"
+)
+
 // envelopes normalizes a recorded native session, live deltas included, as
 // the runner would hand it to a renderer.
 func envelopes(t testing.TB, protocol, name string) []agentstream.Envelope {
@@ -84,17 +94,18 @@ func golden(t *testing.T, name, got string) {
 }
 
 func TestGolden(t *testing.T) {
-	for _, name := range []string{
-		"tandemtechnology-bb-stdout-turn-tools",
-		"tandemtechnology-bb-stdout-subagent",
-		"tandemtechnology-bb-stdout-plan-mode",
-		"tandemtechnology-bb-stdout-auth-failure",
-		"tandemtechnology-bb-stdout-steer-then-compact",
-		"tandemtechnology-bb-stdout-stop-interrupt",
-		"presmihaylov-ccagent-session-2.0.22-image-tool-result",
+	for _, file := range []string{
+		turnTools,
+		claudeFixtures + "tandemtechnology-bb-stdout-subagent.jsonl",
+		planMode,
+		authFailure,
+		claudeCorpus + "tandemtechnology-bb-stdout-steer-then-compact.jsonl",
+		claudeCorpus + "tandemtechnology-bb-stdout-stop-interrupt.jsonl",
+		claudeCorpus + "presmihaylov-ccagent-session-2.0.22-image-tool-result.jsonl",
 	} {
+		name := strings.TrimSuffix(filepath.Base(file), ".jsonl")
 		t.Run(name, func(t *testing.T) {
-			envs := envelopes(t, "claude-json", filepath.Join("testdata", name+".jsonl"))
+			envs := envelopes(t, "claude-json", file)
 			got := render(t, envs, console.Options{Width: 80})
 			golden(t, filepath.Join("testdata", name+".golden"), got)
 			checkWidth(t, got, 80)
@@ -105,7 +116,7 @@ func TestGolden(t *testing.T) {
 
 // TestGoldenGitHub renders a session in GitHub mode, with its step summary.
 func TestGoldenGitHub(t *testing.T) {
-	envs := envelopes(t, "claude-json", "testdata/tandemtechnology-bb-stdout-plan-mode.jsonl")
+	envs := envelopes(t, "claude-json", planMode)
 	var summary bytes.Buffer
 	got := render(t, envs, console.Options{Width: 80, CI: console.CIGitHub, StepSummary: &summary})
 	golden(t, "testdata/plan-mode-github.golden", got)
@@ -117,13 +128,13 @@ func TestGoldenGitHub(t *testing.T) {
 // whole, once.
 func TestStoredEnvelopes(t *testing.T) {
 	var stored []agentstream.Envelope
-	for _, e := range envelopes(t, "claude-json", "testdata/tandemtechnology-bb-stdout-turn-tools.jsonl") {
+	for _, e := range envelopes(t, "claude-json", turnTools) {
 		if !agentstream.IsLive(e.Type()) {
 			stored = append(stored, e)
 		}
 	}
 	got := render(t, stored, console.Options{Width: 80})
-	live := render(t, envelopes(t, "claude-json", "testdata/tandemtechnology-bb-stdout-turn-tools.jsonl"), console.Options{Width: 80})
+	live := render(t, envelopes(t, "claude-json", turnTools), console.Options{Width: 80})
 	if diff := cmp.Diff(live, got); diff != "" {
 		t.Errorf("stored and live renderings differ (-live +stored):\n%s", diff)
 	}
@@ -486,7 +497,7 @@ func TestRecap(t *testing.T) {
 }
 
 func TestQuiet(t *testing.T) {
-	envs := envelopes(t, "claude-json", "testdata/tandemtechnology-bb-stdout-auth-failure.jsonl")
+	envs := envelopes(t, "claude-json", authFailure)
 	got := render(t, envs, console.Options{Width: 80, Quiet: true})
 	want := "✗ error: Not logged in · Please run /login\n" +
 		"── failed · completion · stop_sequence ─────────────────────────────────────────\n" +
@@ -494,7 +505,7 @@ func TestQuiet(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if got := render(t, envelopes(t, "claude-json", "testdata/tandemtechnology-bb-stdout-turn-tools.jsonl"), console.Options{Quiet: true}); got != "" {
+	if got := render(t, envelopes(t, "claude-json", turnTools), console.Options{Quiet: true}); got != "" {
 		t.Errorf("a quiet successful session rendered %q", got)
 	}
 }
@@ -520,7 +531,7 @@ func TestWorkflowGroups(t *testing.T) {
 }
 
 func TestColor(t *testing.T) {
-	envs := envelopes(t, "claude-json", "testdata/tandemtechnology-bb-stdout-plan-mode.jsonl")
+	envs := envelopes(t, "claude-json", planMode)
 	got := render(t, envs, console.Options{Width: 80, Color: true})
 	for _, want := range []string{"\x1b[2;3m∴", "\x1b[32m✓", "\x1b[31m✗", "\x1b[1m"} {
 		if !strings.Contains(got, want) {
@@ -627,7 +638,7 @@ func TestTerminal(t *testing.T) {
 		got <- string(b)
 	}()
 	r := console.New(tty, console.Options{Color: console.UseColor("auto", tty, nil), Width: console.Width(tty, nil)})
-	for _, e := range envelopes(t, "claude-json", "testdata/tandemtechnology-bb-stdout-turn-tools.jsonl") {
+	for _, e := range envelopes(t, "claude-json", turnTools) {
 		r.Handle(context.Background(), e)
 	}
 	r.Close()

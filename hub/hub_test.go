@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -89,23 +90,50 @@ func TestResync(t *testing.T) {
 	}
 }
 
+// TestWaitAndCancel checks that Next waits for the next event, returns
+// nothing when its timeout passes first, and returns the context's error
+// when the context ends while it waits. It runs in a synctest bubble, where
+// every wait is exact.
 func TestWaitAndCancel(t *testing.T) {
-	h := hub.New(hub.Options{})
-	s := h.Subscribe("a")
-	defer s.Close()
-	go func() {
-		time.Sleep(10 * time.Millisecond)
-		h.Publish(ev("a", 1))
-	}()
-	evs, err := s.Next(context.Background(), nil, 0, time.Second)
-	if err != nil || len(evs) != 1 {
-		t.Fatalf("Next = %v, %v", evs, err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := s.Next(ctx, nil, 0, 0); !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled: err = %v", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := hub.New(hub.Options{})
+		s := h.Subscribe("a")
+		defer s.Close()
+		start := time.Now()
+		go func() {
+			time.Sleep(10 * time.Millisecond)
+			h.Publish(ev("a", 1))
+		}()
+		evs, err := s.Next(context.Background(), nil, 0, time.Second)
+		if err != nil || len(evs) != 1 {
+			t.Fatalf("Next = %v, %v; want the published event", evs, err)
+		}
+		if d := time.Since(start); d != 10*time.Millisecond {
+			t.Errorf("Next returned after %v, want 10ms, when the event was published", d)
+		}
+
+		start = time.Now()
+		evs, err = s.Next(context.Background(), nil, 0, time.Second)
+		if err != nil || len(evs) != 0 {
+			t.Errorf("Next with nothing published = %v, %v; want no event and no error", evs, err)
+		}
+		if d := time.Since(start); d != time.Second {
+			t.Errorf("Next with nothing published returned after %v, want its timeout, 1s", d)
+		}
+
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(30*time.Millisecond, cancel)
+		start = time.Now()
+		if _, err := s.Next(ctx, nil, 0, 0); !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled while waiting: err = %v, want context.Canceled", err)
+		}
+		if d := time.Since(start); d != 30*time.Millisecond {
+			t.Errorf("cancelled Next returned after %v, want 30ms, when the context ended", d)
+		}
+		if _, err := s.Next(ctx, nil, 0, 0); !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled before: err = %v, want context.Canceled", err)
+		}
+	})
 }
 
 // TestConcurrent publishes from several goroutines while subscribers read;

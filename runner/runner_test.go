@@ -273,14 +273,20 @@ func TestReplay(t *testing.T) {
 			if !bytes.Equal(spool.Bytes(), native) {
 				t.Errorf("spool differs from the harness's stdout (%d vs %d bytes)", spool.Len(), len(native))
 			}
-			first, ok := rec.envs[0].Payload.(*agentstream.Message)
-			if !ok || first.Role != "user" || first.Text != "add subtract to math.js" || rec.envs[0].Source != nil {
-				t.Errorf("first event is %s %+v, want the prompt as a user message", rec.envs[0].Type(), rec.envs[0].Payload)
+			// The turn starts with the prompt the runner sent: turn.started,
+			// then the prompt as a user message, both written by the runner.
+			if ts, ok := rec.envs[0].Payload.(*agentstream.TurnStarted); !ok || ts.Turn != 1 || rec.envs[0].Source != nil {
+				t.Errorf("first event is %s %+v, want turn.started 1 with no source", rec.envs[0].Type(), rec.envs[0].Payload)
+			}
+			first, ok := rec.envs[1].Payload.(*agentstream.Message)
+			if !ok || first.Role != "user" || first.Text != "add subtract to math.js" || rec.envs[1].Source != nil {
+				t.Errorf("second event is %s %+v, want the prompt as a user message", rec.envs[1].Type(), rec.envs[1].Payload)
 			}
 			if st := rec.of(agentstream.TypeStderr); len(st) != 1 || st[0].Payload.(*agentstream.Stderr).Text != "prompt: add subtract to math.js" {
 				t.Errorf("the prompt did not arrive on stdin: %+v", st)
 			}
-			if diff := cmp.Diff(stdoutEvents(offline(t, "claude-json", file)), stdoutEvents(rec.envs)); diff != "" {
+			// Offline, the turn starts at the first line instead.
+			if diff := cmp.Diff(stdoutEvents(offline(t, "claude-json", file))[1:], stdoutEvents(rec.envs)); diff != "" {
 				t.Errorf("events differ from offline normalization (-offline +run):\n%s", diff)
 			}
 			if res.Recap.OutputTokens == nil || *res.Recap.OutputTokens != 258 {
@@ -786,7 +792,7 @@ func TestACP(t *testing.T) {
 					types = append(types, fmt.Sprintf("%s/%d", e.Type(), e.Turn))
 				}
 			}
-			wantTypes := []string{"message/0", "request.resolved/0", "session.ended/0"}
+			wantTypes := []string{"message/0", "session.title/0", "request.resolved/0", "session.ended/0"}
 			if diff := cmp.Diff(wantTypes, types); diff != "" {
 				t.Errorf("events the runner wrote (-want +got):\n%s", diff)
 			}

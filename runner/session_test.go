@@ -307,7 +307,8 @@ func TestDetect(t *testing.T) {
 		for _, e := range rec.envs {
 			types = append(types, e.Type())
 		}
-		want := []string{"message", "stderr", "session.started", "session.ended"}
+		// The prompt is the session's title: the harness gave none.
+		want := []string{"message", "session.title", "stderr", "session.started", "session.ended"}
 		if len(types) != len(want) {
 			t.Fatalf("types %v, want %v", types, want)
 		}

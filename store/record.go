@@ -20,6 +20,10 @@ type Record struct {
 	// EndStatus, Reason and Error come from the latest session.ended; an
 	// EndStatus that is not a final status counts as StatusFailed.
 	EndStatus, Reason, Error string
+	// TitleFromPrompt says that Title was taken from the first prompt
+	// (a session.title with source prompt), which never replaces a title of
+	// the harness's own.
+	TitleFromPrompt bool
 
 	usage agentstream.UsageFolder
 }
@@ -46,7 +50,10 @@ func (r *Record) Observe(e *agentstream.Envelope) {
 		set(&r.Model, p.Model)
 		set(&r.Cwd, p.Cwd)
 	case *agentstream.SessionTitle:
-		set(&r.Title, p.Title)
+		if p.Source != agentstream.TitlePrompt || r.Title == "" || r.TitleFromPrompt {
+			set(&r.Title, p.Title)
+			r.TitleFromPrompt = p.Source == agentstream.TitlePrompt && p.Title != ""
+		}
 	case *agentstream.SessionEnded:
 		r.EndStatus, r.Reason, r.Error = p.Status, p.Reason, p.Error
 		if !ValidStatus(r.EndStatus) || r.EndStatus == StatusRunning {

@@ -47,6 +47,7 @@ type Decoder struct {
 	text       fields.Acc
 
 	tools map[string]*tool
+	perms map[string]map[string]string // the option kinds of each permission request, by option id
 
 	// The latest figures of each kind of session usage, restated together.
 	tokens  *agentstream.Usage
@@ -161,12 +162,20 @@ func (d *Decoder) decodeLine(dst []agentstream.Event, line []byte, l *lineOf) []
 		if method == "session/request_permission" {
 			return d.permission(dst, line, l)
 		}
-		if method == "session/prompt" {
+		switch method {
+		case "session/prompt":
 			// The client's prompt, in a log of both directions: what
-			// follows is live.
+			// follows is live, and it is the user's message.
 			d.replay = false
+			return d.prompt(dst, line, l.params)
+		case "session/set_mode":
+			if m := fields.Str(jsonscan.Get(l.params, "modeId")); m != "" {
+				d.mode = m
+				return append(dst, agentstream.E(&agentstream.SessionUpdated{Mode: m}))
+			}
 		}
-		// fs/*, terminal/* and the client's own requests: nothing of ours.
+		// fs/*, terminal/* and the client's other requests: raw on
+		// purpose (Deliberate).
 		return append(dst, fields.Raw(line))
 	case method == "session/update":
 		if !l.paramsRead {
@@ -182,7 +191,7 @@ func (d *Decoder) decodeLine(dst []agentstream.Event, line []byte, l *lineOf) []
 	case method != "":
 		return append(dst, fields.Raw(line))
 	case l.hasResult && len(l.id) > 0:
-		return d.response(dst, line, l.result)
+		return d.response(dst, line, l.id, l.result)
 	case len(l.errorV) > 0 && len(l.id) > 0:
 		return d.errorResponse(dst, line, l.errorV)
 	case len(l.typ) == 0 && len(l.sessionUpdate) > 0:
@@ -275,7 +284,7 @@ func (d *Decoder) flush(dst []agentstream.Event) []agentstream.Event {
 // session.started), a session result (session/new, load, resume, fork),
 // a prompt result, a config option result; others are raw. Any response
 // ends a session/load replay.
-func (d *Decoder) response(dst []agentstream.Event, line, result []byte) []agentstream.Event {
+func (d *Decoder) response(dst []agentstream.Event, line, id, result []byte) []agentstream.Event {
 	dst = d.flush(dst)
 	d.replay = false
 	if len(result) == 0 || result[0] != '{' {
@@ -300,6 +309,11 @@ func (d *Decoder) response(dst []agentstream.Event, line, result []byte) []agent
 			modes = v
 		case "models":
 			models = v
+		}
+	}
+	if outcome := jsonscan.Get(result, "outcome"); len(outcome) > 0 && outcome[0] == '{' {
+		if r := d.resolved(requestID(id), outcome); r != nil {
+			return append(dst, agentstream.E(r))
 		}
 	}
 	switch {
@@ -500,17 +514,67 @@ func (d *Decoder) permission(dst []agentstream.Event, line []byte, l *lineOf) []
 	if len(t.input) > 0 {
 		p.Input, p.Truncated = fields.Input(t.input)
 	}
+	kinds := map[string]string{}
 	arr, _ := jsonscan.Array(jsonscan.Get(params, "options"))
 	for arr.Next() {
 		o := arr.Value()
 		label, _ := agentstream.Clip(fields.Str(jsonscan.Get(o, "name")), agentstream.MaxText)
-		p.Options = append(p.Options, agentstream.PermissionOption{
+		opt := agentstream.PermissionOption{
 			ID:    fields.Str(jsonscan.Get(o, "optionId")),
 			Label: label,
 			Kind:  fields.Str(jsonscan.Get(o, "kind")),
-		})
+		}
+		p.Options = append(p.Options, opt)
+		kinds[opt.ID] = opt.Kind
+	}
+	if p.RequestID != "" {
+		if d.perms == nil {
+			d.perms = map[string]map[string]string{}
+		}
+		d.perms[p.RequestID] = kinds
 	}
 	return append(dst, agentstream.Event{Payload: p, Replay: replay})
+}
+
+// prompt maps the client's session/prompt, in a log of both directions:
+// the user's message, which opens the turn.
+func (d *Decoder) prompt(dst []agentstream.Event, line, params []byte) []agentstream.Event {
+	arr, ok := jsonscan.Array(jsonscan.Get(params, "prompt"))
+	if !ok {
+		return append(dst, fields.Raw(line))
+	}
+	var parts []string
+	for arr.Next() {
+		if s := blockText(arr.Value()); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	dst = d.flush(dst)
+	dst = d.ensureStarted(dst, fields.Str(jsonscan.Get(params, "sessionId")))
+	dst = d.openTurn(dst, false)
+	text, trunc := agentstream.Clip(strings.Join(parts, "\n"), agentstream.MaxText)
+	return append(dst, agentstream.E(&agentstream.Message{Role: agentstream.RoleUser, Text: text, Truncated: trunc}))
+}
+
+// resolved maps the client's answer to a permission request, in a log of
+// both directions: the option it selected, by the kind the request gave
+// that option, or cancelled.
+func (d *Decoder) resolved(reqID string, outcome []byte) *agentstream.RequestResolved {
+	kinds, ok := d.perms[reqID]
+	if !ok {
+		return nil
+	}
+	delete(d.perms, reqID)
+	r := &agentstream.RequestResolved{RequestID: reqID, Outcome: agentstream.OutcomeCancelled}
+	if fields.Str(jsonscan.Get(outcome, "outcome")) == "selected" {
+		id := fields.Str(jsonscan.Get(outcome, "optionId"))
+		r.Answer = id
+		r.Outcome = agentstream.OutcomeDenied
+		if strings.HasPrefix(kinds[id], "allow") {
+			r.Outcome = agentstream.OutcomeAllowed
+		}
+	}
+	return r
 }
 
 // requestID returns a JSON-RPC id as text: a string's value, a number's
@@ -584,4 +648,33 @@ func Claims(lines [][]byte) bool {
 		}
 	}
 	return false
+}
+
+// clientRequest is why the client's own requests stay raw.
+const clientRequest = "the client's own request, in a log of both directions: the agent's answer says what came of it"
+
+// agentUse is why the agent's use of the client's files and terminals
+// stays raw.
+const agentUse = "the agent's use of the client's files or terminals, done for a tool call whose tool_call and tool_call_update lines report it"
+
+// Deliberate lists the native line types (as adapter.NativeType names them)
+// that the ACP adapter leaves raw on purpose, each with the reason.
+var Deliberate = map[string]string{
+	"initialize": clientRequest, "authenticate": clientRequest, "session/new": clientRequest,
+	"session/load": clientRequest, "session/resume": clientRequest, "session/close": clientRequest,
+	"session/list": clientRequest, "session/cancel": clientRequest, "session/set_config_option": clientRequest,
+	"session/set_model": clientRequest,
+	"fs/read_text_file": agentUse, "fs/write_text_file": agentUse, "terminal/create": agentUse,
+	"terminal/output": agentUse, "terminal/wait_for_exit": agentUse, "terminal/kill": agentUse,
+	"terminal/release":                      agentUse,
+	"qwen/notify/session/prompt-suggestion": "a prompt Qwen Code suggests the person send next, for a client's input box",
+	"craft/drainMidTurnQueue":               "Qwen Code asking the client for messages queued during the turn; what the client sends then is its own prompt",
+	"(no type)":                             "answers to requests the adapter does not follow (acknowledgements, file contents and terminal output given to the agent, session lists)",
+}
+
+// Folded lists the native line types of ACP whose lines may give no event
+// of their own, with where what they say goes.
+var Folded = map[string]string{
+	"(no type)":      "the initialize answer, whose agent name and version go into session.started",
+	"session/update": "an update that changes nothing the adapter reports: a message chunk repeating the whole text so far, a tool call already announced",
 }

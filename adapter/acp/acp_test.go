@@ -14,13 +14,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-const corpus = "../../../shared/corpus/"
-
 func TestConformance(t *testing.T) {
 	agentstreamtest.RunAdapter(t, agentstreamtest.AdapterCase{
 		Protocol: "acp",
 		Fixtures: []string{"testdata/*.jsonl"},
-		Corpus:   []string{corpus + "acp/*.jsonl"},
 		Update:   *update,
 	})
 }
@@ -130,7 +127,7 @@ func TestACPBridgeRepeatsWholeText(t *testing.T) {
 	got := decode(lines...)
 	check(t, []string{
 		`session.started {"harness":"acp","model":null,"contextWindow":null,"cwd":null,"sessionId":"session-bd635d62-6c93-42bc-838e-4fdd4833daa3","tools":null,"version":null,"permissionMode":null}`,
-		`session.updated {"model":null,"permissionMode":null,"mode":"gpt-5-codex","cwd":null,"tools":null,"commands":null}`,
+		`session.updated {"model":null,"permissionMode":null,"mode":"gpt-5-codex","cwd":null,"tools":null,"commands":null,"sessionId":null,"mcpServers":null,"skills":null,"backgroundTasks":null}`,
 		`turn.started {"turn":1}`,
 		`message.delta {"role":"assistant","text":"Hello"}`,
 		`message.delta {"role":"assistant","text":"!"}`,
@@ -188,13 +185,13 @@ func TestACPStopReasons(t *testing.T) {
 }
 
 // TestACPToolDiff: a completed edit's diff content becomes a file.change
-// with a unified diff.
+// with a unified diff, three lines of context around each change.
 func TestACPToolDiff(t *testing.T) {
 	got := decode(`{"sessionUpdate":"tool_call","toolCallId":"e1","title":"Edit parse.go","kind":"edit","status":"completed","content":[{"type":"diff","path":"/w/parse.go","oldText":"a\nb\nc\n","newText":"a\nB\nc\n"}]}`)
 	check(t, []string{
 		`turn.started {"turn":1}`,
-		`tool.call {"callId":"e1","name":"edit","input":"null","truncated":false,"category":"edit","summary":"Edit parse.go"}`,
+		`tool.call {"callId":"e1","name":"edit","input":"null","truncated":false,"category":"edit","summary":"Edit parse.go","displayName":"Edit"}`,
 		`tool.result {"callId":"e1","isError":false,"output":"","truncated":false,"name":"edit","characters":0,"exitCode":null}`,
-		`file.change {"callId":"e1","changes":[{"path":"/w/parse.go","kind":"modify","movePath":null,"diff":"--- a/w/parse.go\n+++ b/w/parse.go\n@@ -2 +2 @@\n-b\n+B\n"}]}`,
+		`file.change {"callId":"e1","changes":[{"path":"/w/parse.go","kind":"modify","movePath":null,"diff":"--- a/w/parse.go\n+++ b/w/parse.go\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"}]}`,
 	}, got)
 }

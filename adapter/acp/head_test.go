@@ -19,7 +19,7 @@ func newDecoder() agentstream.Decoder { return acp.NewDecoder() }
 // gives the same events as reading it member by member, on recorded
 // sessions, a generated workload and lines made to trip the head reader.
 func TestChunkHeadMatchesMemberLoop(t *testing.T) {
-	lines := agentstreamtest.FileLines(t, corpus+"acp/*.jsonl", "testdata/*.jsonl")
+	lines := agentstreamtest.FileLines(t, "testdata/*.jsonl")
 	var gen bytes.Buffer
 	if err := workload.ACP(&gen, 1<<20, 7); err != nil {
 		t.Fatal(err)

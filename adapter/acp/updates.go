@@ -2,9 +2,11 @@ package acp
 
 import (
 	"strings"
+	"time"
 
 	"github.com/agentstream/agentstream"
 	"github.com/agentstream/agentstream/adapter/internal/fields"
+	"github.com/agentstream/agentstream/adapter/internal/filediff"
 	"github.com/agentstream/agentstream/internal/jsonscan"
 )
 
@@ -213,7 +215,7 @@ func (d *Decoder) chunk(dst []agentstream.Event, kind int, u *updateOf, replay b
 	if s == "" || d.text.Whole(s) {
 		return dst
 	}
-	d.text.Add(s, zeroTime)
+	d.text.Add(s, time.Time{})
 	s, _ = agentstream.Clip(s, agentstream.MaxText)
 	var p agentstream.Payload
 	switch kind {
@@ -335,6 +337,7 @@ func (d *Decoder) toolUpdate(dst []agentstream.Event, u *updateOf) []agentstream
 		}
 		// The title is the label ACP defines for showing the call.
 		c.Summary = fields.Summary(t.title)
+		c.DisplayName = fields.Display(c.Category, c.Name)
 		dst = append(dst, agentstream.E(c))
 	}
 	if t.done {
@@ -521,13 +524,12 @@ func fileChange(callID string, diffs []diffOf, texts []byte) *agentstream.FileCh
 	fc := &agentstream.FileChange{CallID: callID, Changes: make([]agentstream.FileChangeItem, 0, len(diffs))}
 	for _, df := range diffs {
 		path := fields.Str(df.path)
-		item := agentstream.FileChangeItem{Path: path, Kind: agentstream.ChangeModify}
+		kind := agentstream.ChangeModify
 		if len(df.oldText) == 0 || jsonscan.IsNull(df.oldText) {
-			item.Kind = agentstream.ChangeAdd
+			kind = agentstream.ChangeAdd
 		}
 		oldText, newText := texts[df.oldAt.from:df.oldAt.to], texts[df.newAt.from:df.newAt.to]
-		diff, trunc := unifiedDiff(path, oldText, newText, item.Kind == agentstream.ChangeAdd)
-		item.Diff = diff
+		item, trunc := filediff.Texts(path, kind, string(oldText), string(newText))
 		fc.Truncated = fc.Truncated || trunc
 		fc.Changes = append(fc.Changes, item)
 	}

@@ -44,6 +44,13 @@ type Decoder struct {
 	order    []string
 	current  map[string]string
 	requests map[string]string
+	tasks    []planTask                  // the plan of the Task tools as it stands
+	async    map[string]bool             // subagents running in the background, by call id
+	taskCall map[string]string           // the call id of each background task
+	hooks    map[string]agentstream.Hook // hook calls awaiting their answer, by request id
+	edits    int                         // pending edits that hold their texts
+	active   bool                        // the main agent worked since its turn started
+	held     int                         // turns ended by a new one whose result is still owed
 	turn     int64
 	depth    int
 	buf      []byte // scratch space for decoding strings in place
@@ -54,6 +61,8 @@ type toolInfo struct {
 	name     string
 	subagent bool
 	ask      bool
+	edit     *pendingEdit // the change an edit tool makes, once it succeeds
+	plan     *pendingPlan // the change a plan tool makes, once it succeeds
 }
 
 // pendingUsage is the usage of a message whose deltas are streamed: the
@@ -77,6 +86,9 @@ func NewDecoder(cfg Config) *Decoder {
 		pending:  map[string]*pendingUsage{},
 		current:  map[string]string{},
 		requests: map[string]string{},
+		async:    map[string]bool{},
+		taskCall: map[string]string{},
+		hooks:    map[string]agentstream.Hook{},
 	}
 }
 
@@ -99,6 +111,22 @@ type fieldsOf struct {
 	resultRaw   []byte   // a tool result's output as a string, raw
 	eventRead   bool     // the event was read in place
 	ev          eventFields
+	results     []resultSeen // results of calls whose effect follows them
+	tur         toolUseResult
+}
+
+// resultSeen is a tool result whose call has an effect that the end of the
+// line decides: an edit's file.change, a plan, a subagent's end.
+type resultSeen struct {
+	callID  string
+	isError bool
+	output  string
+}
+
+// toolUseResult is what the adapter reads of a user line's tool_use_result,
+// the structured result of its tool call, as raw values.
+type toolUseResult struct {
+	typ, status, isAsync, patch, taskID []byte
 }
 
 // Decode appends the events of one line to dst.
@@ -177,10 +205,23 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 			// A Bash result repeats in stdout the output its tool_result
 			// block carried: a copy byte for byte is passed over without
 			// scanning it again. The rest is checked as usual.
-			if r, ok := obj.Object(); ok && len(f.resultRaw) > 0 {
+			if r, ok := obj.Object(); ok {
 				for r.NextKey() {
-					if r.KeyIs("stdout") {
-						r.SkipCopy(f.resultRaw)
+					switch string(r.Key()) {
+					case "stdout":
+						if len(f.resultRaw) > 0 {
+							r.SkipCopy(f.resultRaw)
+						}
+					case "type":
+						f.tur.typ = r.Value()
+					case "status":
+						f.tur.status = r.Value()
+					case "isAsync":
+						f.tur.isAsync = r.Value()
+					case "structuredPatch":
+						f.tur.patch = r.Value()
+					case "task":
+						f.tur.taskID = jsonscan.Get(r.Value(), "id")
 					}
 				}
 				obj.LeaveObject(&r)
@@ -230,6 +271,7 @@ func (d *Decoder) decodeArray(dst []agentstream.Event, line []byte) []agentstrea
 var lineKinds = []string{
 	"system", "assistant", "user", "stream_event", "result", "rate_limit_event",
 	"control_request", "control_response", "tool_use", "ai-title", "custom-title",
+	"command_lifecycle", "conversation_reset",
 }
 
 func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, f *fieldsOf) []agentstream.Event {
@@ -258,6 +300,21 @@ func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, f *fieldsOf) []
 		// Amp prints a tool_use block as a line of its own.
 		if v := jsonscan.Get(line, "name"); len(v) > 0 {
 			return d.toolUse(dst, fields.Str(jsonscan.Get(line, "id")), fields.Str(v), jsonscan.Get(line, "input"))
+		}
+	case "command_lifecycle":
+		if id := fields.Str(jsonscan.Get(line, "command_uuid")); id != "" {
+			return append(dst, agentstream.E(&agentstream.MessageStatus{MessageID: id, Status: fields.Str(jsonscan.Get(line, "state"))}))
+		}
+	case "conversation_reset":
+		// /clear in a long-lived process: what follows is a new
+		// conversation under a new session id.
+		id := fields.Str(jsonscan.Get(line, "new_conversation_id"))
+		if id == "" {
+			id = fields.Str(f.sessionID)
+		}
+		if id != "" {
+			d.sessions[id] = true
+			return append(dst, agentstream.E(&agentstream.SessionUpdated{SessionID: id}))
 		}
 	case "ai-title":
 		if t := strings.TrimSpace(fields.Str(jsonscan.Get(line, "aiTitle"))); t != "" {
@@ -360,4 +417,25 @@ func (d *Decoder) emitUsage(dst []agentstream.Event, id, model string, u usageVa
 	}
 	p.ContextTokens = p.CallContext()
 	return append(dst, agentstream.E(p))
+}
+
+// Deliberate lists the native line types (as adapter.NativeType names them)
+// that the Claude-shaped dialects leave raw on purpose, each with the reason.
+var Deliberate = map[string]string{
+	"control_request/mcp_message": "JSON-RPC between the CLI and an MCP server the host runs in its own process (connection setup, tool lists); the calls of its tools are tool.call and tool.result",
+	"control_request/initialize":  "the host's own setup of the CLI (hooks, in-process MCP servers, system prompt), written by the host on stdin",
+	"control_request/interrupt":   "the host's request to stop the turn, written on stdin; the turn's end says it (turn.ended interrupt)",
+	"control_response":            "answers to relayed MCP messages and to interrupts (JSON-RPC results, what stayed queued); the answers to permission requests, hooks and the host's setup are mapped",
+	"keep_alive":                  "a heartbeat that carries nothing",
+}
+
+// Folded lists the native line types of the Claude-shaped dialects whose
+// lines may give no event of their own, with where what they say goes.
+var Folded = map[string]string{
+	"stream_event/message_start":       "the call's usage snapshot, replaced by its final count on message_delta (or counted at the end of the stream when none came)",
+	"stream_event/content_block_start": "a block's start: its content comes in deltas and whole in its assistant line",
+	"stream_event/content_block_delta": "signature and tool-input deltas, whose block the assistant line carries whole (text and thinking deltas give live events)",
+	"stream_event/content_block_stop":  "a block's end: its assistant line carries the block",
+	"stream_event/message_stop":        "a call's end: message_delta gave its usage",
+	"stream_event/message_delta":       "the final usage of a call, given once per message id",
 }

@@ -16,13 +16,11 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-const corpus = "../../../shared/corpus/"
-
 func TestConformance(t *testing.T) {
 	agentstreamtest.RunAdapter(t, agentstreamtest.AdapterCase{
 		Protocol: "claude-json",
 		Fixtures: []string{"testdata/*.jsonl"},
-		Corpus:   []string{corpus + "claude-code/*.jsonl"},
+		Corpus:   []string{"testdata/corpus/*.jsonl"},
 		Unpaired: []string{
 			// stdin sides and converted notices carry no calls.
 			"tandemtechnology-bb-stdin-approval-allow.jsonl",
@@ -42,7 +40,7 @@ func TestTranscripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, _ := filepath.Glob(corpus + "claude-code/transcripts/*.jsonl")
+	files, _ := filepath.Glob("testdata/corpus/transcripts/*.jsonl")
 	if len(files) == 0 {
 		t.Fatal("no transcripts found")
 	}
@@ -215,7 +213,7 @@ func TestSubagentLines(t *testing.T) {
 		`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"toolu_A","content":[{"type":"text","text":"found it"}]}]}}`,
 	)
 	want := []string{
-		`tool.call {"callId":"toolu_A","name":"Agent","input":"{\"description\":\"Look around\",\"subagent_type\":\"Explore\",\"prompt\":\"x\"}","truncated":false,"category":"delegate","summary":"Look around"}`,
+		`tool.call {"callId":"toolu_A","name":"Agent","input":"{\"description\":\"Look around\",\"subagent_type\":\"Explore\",\"prompt\":\"x\"}","truncated":false,"category":"delegate","summary":"Look around","displayName":"Agent"}`,
 		`subagent {"id":"toolu_A","callId":"toolu_A","name":"Explore","status":"started","description":"Look around"}`,
 		`message {"role":"user","text":"x","truncated":false}`,
 		`tool.result {"callId":"toolu_A","isError":false,"output":"found it","truncated":false,"name":"Agent","characters":8,"exitCode":null}`,
@@ -234,7 +232,7 @@ func TestSubagentLines(t *testing.T) {
 func TestInputKeptByteForByte(t *testing.T) {
 	got := decode(t, claude.Claude,
 		`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t","name":"Bash","input":{ "z" : 1, "a":"x > y \u003e", "m":[1, 2] }}]}}`)
-	want := `tool.call {"callId":"t","name":"Bash","input":"{\"z\":1,\"a\":\"x > y \\u003e\",\"m\":[1,2]}","truncated":false,"category":"execute","summary":null}`
+	want := `tool.call {"callId":"t","name":"Bash","input":"{\"z\":1,\"a\":\"x > y \\u003e\",\"m\":[1,2]}","truncated":false,"category":"execute","summary":null,"displayName":"Shell"}`
 	if got[0] != want {
 		t.Errorf("got  %s\nwant %s", got[0], want)
 	}
@@ -247,7 +245,7 @@ func TestRepeatedInit(t *testing.T) {
 	got := decode(t, claude.Claude, initLine("a", "claude-opus-5"), initLine("a", "claude-sonnet-4-5"), initLine("b", "claude-sonnet-4-5"))
 	want := []string{
 		`session.started {"harness":"claude-code","model":"claude-opus-5","contextWindow":1000000,"cwd":"/w","sessionId":"a","tools":["Bash"],"version":null,"permissionMode":null}`,
-		`session.updated {"model":"claude-sonnet-4-5","permissionMode":null,"mode":null,"cwd":null,"tools":null,"commands":null}`,
+		`session.updated {"model":"claude-sonnet-4-5","permissionMode":null,"mode":null,"cwd":null,"tools":null,"commands":null,"sessionId":null,"mcpServers":null,"skills":null,"backgroundTasks":null}`,
 		`session.started {"harness":"claude-code","model":"claude-sonnet-4-5","contextWindow":200000,"cwd":"/w","sessionId":"b","tools":["Bash"],"version":null,"permissionMode":null}`,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -283,7 +281,6 @@ func TestConformanceQwen(t *testing.T) {
 	agentstreamtest.RunAdapter(t, agentstreamtest.AdapterCase{
 		Protocol: "qwen-json",
 		Fixtures: []string{"testdata/qwen/*.jsonl"},
-		Corpus:   []string{corpus + "qwen/*.jsonl"},
 		Update:   *update,
 	})
 }
@@ -292,7 +289,6 @@ func TestConformanceAmp(t *testing.T) {
 	agentstreamtest.RunAdapter(t, agentstreamtest.AdapterCase{
 		Protocol: "amp-json",
 		Fixtures: []string{"testdata/amp/*.jsonl"},
-		Corpus:   []string{corpus + "amp/*.jsonl"},
 		// bare tool_use lines from a parser's tests, without results.
 		Update: *update,
 	})

@@ -20,7 +20,7 @@ func newDecoder() agentstream.Decoder { return claude.NewDecoder(claude.Config{}
 // recorded sessions, generated deltas and lines made to trip the head
 // reader.
 func TestDeltaHeadMatchesMemberLoop(t *testing.T) {
-	lines := agentstreamtest.FileLines(t, corpus+"claude-code/*.jsonl")
+	lines := agentstreamtest.FileLines(t, "testdata/*.jsonl", "testdata/corpus/*.jsonl")
 	var gen bytes.Buffer
 	if err := workload.ClaudeDeltas(&gen, 256<<10, 7); err != nil {
 		t.Fatal(err)

@@ -21,9 +21,10 @@ var claudeTypes = map[string]bool{
 // "amp", or "" when the lines are not Claude-shaped. Cursor's and droid's
 // dialects copy some Claude lines too; they are told apart by the line types
 // only they use (tool_call, thinking, message), by Cursor's timestamp_ms and
-// model_call_id, by Cursor's display model names, which hold spaces where a
-// model id never does, and by an init that neither lists MCP servers nor
-// names a Claude or Qwen version.
+// model_call_id, and by Cursor's display model names, which hold spaces
+// where a model id never does. An init alone may be minimal (the format's
+// own example has neither MCP servers nor a version); the lines after it
+// tell the dialects apart.
 func variant(lines [][]byte) string {
 	shaped, amp := false, false
 	for _, l := range lines {
@@ -49,11 +50,6 @@ func variant(lines [][]byte) string {
 		}
 		if t == "system" && fields.Str(jsonscan.Get(l, "subtype")) == "init" {
 			if strings.Contains(fields.Str(jsonscan.Get(l, "model")), " ") {
-				return ""
-			}
-			// Claude Code, Amp and Qwen always list their MCP servers or
-			// name their version; Cursor's and droid's inits do neither.
-			if len(jsonscan.Get(l, "mcp_servers")) == 0 && len(jsonscan.Get(l, "claude_code_version")) == 0 && len(jsonscan.Get(l, "qwen_code_version")) == 0 {
 				return ""
 			}
 		}

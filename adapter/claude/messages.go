@@ -2,6 +2,7 @@ package claude
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -108,6 +109,9 @@ func (d *Decoder) readMessage(dst []agentstream.Event, m *jsonscan.Obj, typ stri
 // assistant maps an assistant line: one content block (usually) of a model
 // response, with the response's usage snapshot.
 func (d *Decoder) assistant(dst []agentstream.Event, line []byte, f *fieldsOf) []agentstream.Event {
+	if len(f.parent) == 0 || jsonscan.IsNull(f.parent) {
+		d.active = true
+	}
 	if !f.messageRead {
 		m, ok := jsonscan.Object(f.message)
 		if !ok {
@@ -162,24 +166,29 @@ func (d *Decoder) assistantBlock(dst []agentstream.Event, b block) []agentstream
 
 func (d *Decoder) toolUse(dst []agentstream.Event, id, name string, input []byte) []agentstream.Event {
 	in, trunc := fields.Input(input)
-	category, summary := describeTool(name, input)
+	category, summary, display := d.describeTool(name, input)
 	info := toolInfo{name: name}
 	dst = append(dst, agentstream.E(&agentstream.ToolCall{
-		CallID: id, Name: name, Input: in, Truncated: trunc, Category: category, Summary: summary,
+		CallID: id, Name: name, Input: in, Truncated: trunc, Category: category, Summary: summary, DisplayName: display,
 	}))
-	switch name {
-	case "TodoWrite":
-		if p := fields.TodoPlan(input, "content", nil); p != nil {
-			dst = append(dst, agentstream.E(p))
-		}
-	case "Agent", "Task":
+	spec, _ := d.spec(name)
+	info.edit = d.pendingEdit(spec.edit, input)
+	info.plan = pendingPlanOf(spec.plan, input)
+	if info.plan != nil && info.plan.kind == planTodos && d.offers(name) {
+		// A todo list the session offers is the plan at once; one it does
+		// not offer waits for its result, since the harness rejects it.
+		dst = append(dst, agentstream.E(info.plan.todos))
+		info.plan = nil
+	}
+	switch {
+	case spec.category == agentstream.CategoryDelegate && !strings.HasPrefix(name, "mcp__"):
 		info.subagent = true
 		desc, _ := agentstream.Clip(fields.Str(jsonscan.Get(input, "description")), agentstream.MaxText)
 		dst = append(dst, agentstream.E(&agentstream.Subagent{
 			ID: id, CallID: id, Name: fields.Str(jsonscan.Get(input, "subagent_type")),
 			Status: agentstream.SubagentStarted, Description: desc,
 		}))
-	case "AskUserQuestion":
+	case spec.category == agentstream.CategoryAsk:
 		info.ask = true
 		if q := questions(id, input); q != nil {
 			dst = append(dst, agentstream.E(q))
@@ -189,6 +198,12 @@ func (d *Decoder) toolUse(dst []agentstream.Event, id, name string, input []byte
 		d.tools[id] = info
 	}
 	return dst
+}
+
+// offers reports whether the session may call the tool called name: its
+// init listed it, or listed no tools.
+func (d *Decoder) offers(name string) bool {
+	return d.init == nil || len(d.init.Tools) == 0 || slices.Contains(d.init.Tools, name)
 }
 
 // questions reads AskUserQuestion's input.
@@ -229,6 +244,9 @@ func (d *Decoder) user(dst []agentstream.Event, line []byte, f *fieldsOf) []agen
 		}
 		dst = d.readMessage(dst, &m, "user", f)
 	}
+	for _, r := range f.results {
+		dst = d.afterResult(dst, r, f)
+	}
 	role := agentstream.RoleUser
 	if fields.Bool(f.isSynthetic) {
 		role = agentstream.RoleSystem
@@ -252,7 +270,7 @@ func (d *Decoder) user(dst []agentstream.Event, line []byte, f *fieldsOf) []agen
 func (d *Decoder) userBlock(dst []agentstream.Event, b block, f *fieldsOf) []agentstream.Event {
 	switch string(fields.Unquoted(b.typ)) {
 	case "tool_result":
-		return d.toolResult(dst, b)
+		return d.toolResult(dst, b, f)
 	case "text":
 		s := b.textC.Text
 		if !b.textC.OK || b.textC.Truncated {
@@ -288,7 +306,7 @@ func imageText(src []byte) string {
 	return "[image: " + media + ", " + strconv.Itoa(n) + " bytes]"
 }
 
-func (d *Decoder) toolResult(dst []agentstream.Event, b block) []agentstream.Event {
+func (d *Decoder) toolResult(dst []agentstream.Event, b block, f *fieldsOf) []agentstream.Event {
 	id, content, isError := b.toolUseID, b.content, b.isError
 	callID := fields.Str(id)
 	info := d.tools[callID]
@@ -326,12 +344,8 @@ func (d *Decoder) toolResult(dst []agentstream.Event, b block) []agentstream.Eve
 		r.Characters = chars
 	}
 	dst = append(dst, agentstream.E(r))
-	if info.subagent {
-		status := agentstream.SubagentFinished
-		if r.IsError {
-			status = agentstream.SubagentFailed
-		}
-		dst = append(dst, agentstream.E(&agentstream.Subagent{ID: callID, CallID: callID, Status: status}))
+	if info.subagent || info.edit != nil || info.plan != nil {
+		f.results = append(f.results, resultSeen{callID: callID, isError: r.IsError, output: r.Output})
 	}
 	if info.ask {
 		outcome := agentstream.OutcomeAnswered
@@ -347,6 +361,7 @@ func (d *Decoder) toolResult(dst []agentstream.Event, b block) []agentstream.Eve
 // reads.
 type eventFields struct {
 	typ, deltaType, deltaText, message, usage []byte
+	errorV, goalState, content, toolUseID     []byte
 	text                                      string // deltaText decoded
 }
 
@@ -376,6 +391,14 @@ func readEvent(e *jsonscan.Obj, ev *eventFields, buf *[]byte) {
 			ev.message = e.Value()
 		case "usage":
 			ev.usage = e.Value()
+		case "error":
+			ev.errorV = e.Value()
+		case "goal_state":
+			ev.goalState = e.Value()
+		case "content":
+			ev.content = e.Value()
+		case "tool_use_id":
+			ev.toolUseID = e.Value()
 		}
 	}
 }
@@ -463,6 +486,27 @@ func (d *Decoder) streamEvent(dst []agentstream.Event, f *fieldsOf) []agentstrea
 			u:     parseUsage(jsonscan.Get(ev.message, "usage")),
 		}
 		d.current[parent] = id
+	case "error":
+		msg, _, _ := fields.Text(jsonscan.Get(ev.errorV, "message"))
+		if msg == "" {
+			msg = "stream error"
+		}
+		return append(dst, agentstream.E(&agentstream.Error{Message: msg, ErrorType: fields.Str(jsonscan.Get(ev.errorV, "type"))}))
+	case "goal_state":
+		// Qwen Code's goal and what it is doing about it.
+		g := jsonscan.Get(ev.goalState, "goal")
+		goal := fields.Str(g)
+		if goal == "" {
+			goal = fields.Str(jsonscan.Get(g, "objective"))
+		}
+		return append(dst, agentstream.E(&agentstream.Progress{Activity: fields.Str(jsonscan.Get(ev.goalState, "activity")), Message: fields.Summary(goal)}))
+	case "tool_progress":
+		// Qwen Code's progress of a running (MCP) tool.
+		text, trunc, _ := fields.Text(ev.content)
+		if text == "" {
+			return dst
+		}
+		return append(dst, agentstream.E(&agentstream.ToolOutput{CallID: fields.Str(ev.toolUseID), Channel: "progress", Text: text, Truncated: trunc}))
 	case "message_delta":
 		id := d.current[fields.Str(f.parent)]
 		p, ok := d.pending[id]

@@ -53,7 +53,31 @@ func (d *Decoder) system(dst []agentstream.Event, line []byte, f *fieldsOf) []ag
 		}
 		return append(dst, agentstream.E(h))
 	case "task_started", "task_progress", "task_updated", "task_notification":
-		return append(dst, agentstream.E(task(line, fields.Str(f.subtype))))
+		b := task(line, fields.Str(f.subtype))
+		dst = append(dst, agentstream.E(b))
+		if b.CallID != "" && b.TaskID != "" {
+			d.taskCall[b.TaskID] = b.CallID
+		}
+		return d.taskEnded(dst, b)
+	case "status":
+		return d.status(dst, line)
+	case "thinking_tokens":
+		return append(dst, agentstream.E(&agentstream.Progress{
+			Activity: agentstream.ActivityThinking, Tokens: fields.Int(get("estimated_tokens")),
+		}))
+	case "background_tasks_changed":
+		return append(dst, agentstream.E(&agentstream.SessionUpdated{BackgroundTasks: backgroundTasks(get("tasks"))}))
+	case "model_refusal_fallback":
+		fb := &agentstream.Fallback{
+			From:    &agentstream.FallbackTarget{Harness: d.cfg.Harness, Model: fields.Str(get("original_model"))},
+			To:      &agentstream.FallbackTarget{Harness: d.cfg.Harness, Model: fields.Str(get("fallback_model"))},
+			Failure: "refusal",
+		}
+		if c := fields.Str(get("api_refusal_category")); c != "" {
+			fb.Failure = "refusal: " + c
+		}
+		fb.Message, _, _ = fields.Text(firstOf(line, "content", "api_refusal_explanation"))
+		return append(dst, agentstream.E(fb))
 	case "permission_denied":
 		reason := fields.Str(get("message"))
 		if reason == "" {
@@ -64,6 +88,43 @@ func (d *Decoder) system(dst []agentstream.Event, line []byte, f *fieldsOf) []ag
 		}))
 	}
 	return append(dst, fields.Raw(line))
+}
+
+// status maps system/status: what Claude Code is busy with (a model
+// request, a compaction), the permission mode when it changed, and the
+// outcome of a compaction.
+func (d *Decoder) status(dst []agentstream.Event, line []byte) []agentstream.Event {
+	get := func(k string) []byte { return jsonscan.Get(line, k) }
+	start := len(dst)
+	if mode := fields.Str(firstOf(line, "permissionMode", "permission_mode")); mode != "" {
+		dst = append(dst, agentstream.E(&agentstream.SessionUpdated{PermissionMode: mode}))
+	}
+	if msg := fields.Str(get("compact_error")); msg != "" || fields.Str(get("compact_result")) == "failed" {
+		if msg == "" {
+			msg = "compaction failed"
+		}
+		msg, _ = agentstream.Clip(msg, agentstream.MaxText)
+		dst = append(dst, agentstream.E(&agentstream.Error{Message: msg, ErrorType: "compaction"}))
+	}
+	activity := fields.Str(get("status"))
+	if activity == "" {
+		if len(dst) > start {
+			return dst
+		}
+		activity = agentstream.ActivityIdle
+	}
+	return append(dst, agentstream.E(&agentstream.Progress{Activity: activity}))
+}
+
+// backgroundTasks reads the tasks of system/background_tasks_changed.
+func backgroundTasks(v []byte) []agentstream.BackgroundTask {
+	tasks := []agentstream.BackgroundTask{}
+	arr, _ := jsonscan.Array(v)
+	for arr.Next() {
+		b := task(arr.Value(), "")
+		tasks = append(tasks, agentstream.BackgroundTask{TaskID: b.TaskID, Kind: b.Kind, Description: b.Description})
+	}
+	return tasks
 }
 
 func firstOf(obj []byte, keys ...string) []byte {
@@ -151,7 +212,18 @@ func (d *Decoder) initLine(dst []agentstream.Event, line []byte, f *fieldsOf) []
 		return append(dst, agentstream.E(s))
 	}
 	// A repeated init (a new turn or a resumed process) says what changed;
-	// an update with every field null says nothing did.
+	// an update with every field null says nothing did. One that comes
+	// while the main agent's turn has had no result starts a turn Claude
+	// Code began by itself (a background task ended): the turn before it
+	// ends here, and its result, held back, comes later.
+	if d.active {
+		d.active = false
+		d.held++
+		dst = append(dst,
+			agentstream.E(&agentstream.TurnEnded{Turn: d.turn + 1, Reason: agentstream.TurnOK}),
+			agentstream.E(&agentstream.TurnStarted{Turn: d.turn + 2}))
+		d.turn++
+	}
 	u := &agentstream.SessionUpdated{}
 	if s.Model != prev.Model {
 		u.Model = s.Model
@@ -225,15 +297,20 @@ func (d *Decoder) result(dst []agentstream.Event, line []byte) []agentstream.Eve
 			DurationMs:          fields.Int(duration),
 		}))
 	}
-	arr, _ := jsonscan.Array(denials)
-	for arr.Next() {
-		e := arr.Value()
-		dst = append(dst, agentstream.E(&agentstream.ToolDenied{
-			CallID: fields.Str(jsonscan.Get(e, "tool_use_id")),
-			Name:   fields.Str(jsonscan.Get(e, "tool_name")),
-			Reason: "permission denied",
-		}))
+	if d.held > 0 {
+		// The result of a turn already ended by the one Claude Code began
+		// by itself: its totals and denials, and its failure, but neither
+		// a turn end nor a session end of its own.
+		d.held--
+		dst = denied(dst, denials)
+		if sub := fields.Str(subtype); sub != "success" || fields.Bool(isError) {
+			text, _, _ := fields.Text(result)
+			dst = append(dst, agentstream.E(&agentstream.Error{Message: resultError(errs, fields.Str(terminal), sub, text, apiStatus), ErrorType: sub}))
+		}
+		return dst
 	}
+	d.active = false
+	dst = denied(dst, denials)
 	sub := fields.Str(subtype)
 	failed := sub != "success" || fields.Bool(isError)
 	term := fields.Str(terminal)
@@ -256,6 +333,20 @@ func (d *Decoder) result(dst []agentstream.Event, line []byte) []agentstream.Eve
 	d.turn++
 	dst = append(dst, agentstream.E(&agentstream.TurnEnded{Turn: d.turn, Reason: turnReason}))
 	return append(dst, agentstream.E(end))
+}
+
+// denied appends the tool.denied of a result's permission denials.
+func denied(dst []agentstream.Event, denials []byte) []agentstream.Event {
+	arr, _ := jsonscan.Array(denials)
+	for arr.Next() {
+		e := arr.Value()
+		dst = append(dst, agentstream.E(&agentstream.ToolDenied{
+			CallID: fields.Str(jsonscan.Get(e, "tool_use_id")),
+			Name:   fields.Str(jsonscan.Get(e, "tool_name")),
+			Reason: "permission denied",
+		}))
+	}
+	return dst
 }
 
 // resultError says why a result failed: its errors, else its terminal
@@ -307,45 +398,106 @@ func (d *Decoder) rateLimit(dst []agentstream.Event, line []byte, f *fieldsOf) [
 	return append(dst, agentstream.E(q))
 }
 
+// controlRequest maps a control request: a permission request or a hook
+// call from the CLI, a change of mode or model from the host. The host's
+// setup, its interrupts and the MCP messages the CLI relays stay raw
+// (Deliberate).
 func (d *Decoder) controlRequest(dst []agentstream.Event, line []byte, f *fieldsOf) []agentstream.Event {
 	req := f.request
-	if fields.Str(jsonscan.Get(req, "subtype")) != "can_use_tool" {
-		return append(dst, fields.Raw(line))
-	}
 	reqID := fields.Str(f.requestID)
-	p := &agentstream.PermissionRequest{
-		RequestID: reqID,
-		CallID:    fields.Str(jsonscan.Get(req, "tool_use_id")),
-		Name:      fields.Str(jsonscan.Get(req, "tool_name")),
+	switch fields.Str(jsonscan.Get(req, "subtype")) {
+	case "can_use_tool":
+		p := &agentstream.PermissionRequest{
+			RequestID: reqID,
+			CallID:    fields.Str(jsonscan.Get(req, "tool_use_id")),
+			Name:      fields.Str(jsonscan.Get(req, "tool_name")),
+		}
+		p.Input, p.Truncated = fields.Input(jsonscan.Get(req, "input"))
+		if reqID != "" {
+			d.requests[reqID] = p.CallID
+		}
+		return append(dst, agentstream.E(p))
+	case "hook_callback":
+		h := &agentstream.Hook{
+			Event:  fields.Str(jsonscan.GetPath(req, "input", "hook_event_name")),
+			Name:   fields.Str(jsonscan.Get(req, "callback_id")),
+			Status: agentstream.SubagentStarted,
+		}
+		if reqID != "" {
+			d.hooks[reqID] = *h
+		}
+		return append(dst, agentstream.E(h))
+	case "set_permission_mode":
+		if m := fields.Str(jsonscan.Get(req, "mode")); m != "" {
+			return append(dst, agentstream.E(&agentstream.SessionUpdated{PermissionMode: m}))
+		}
+	case "set_model":
+		if m := fields.Str(jsonscan.Get(req, "model")); m != "" {
+			return append(dst, agentstream.E(&agentstream.SessionUpdated{Model: m}))
+		}
 	}
-	p.Input, p.Truncated = fields.Input(jsonscan.Get(req, "input"))
-	if reqID != "" {
-		d.requests[reqID] = p.CallID
-	}
-	return append(dst, agentstream.E(p))
+	return append(dst, fields.Raw(line))
 }
 
-// controlResponse maps the host's answer to a permission request (seen when
-// the stdin side of a session is read) to request.resolved.
+// controlResponse maps an answer to a control request, told apart by what
+// it holds: a permission decision (request.resolved), a hook's outcome, the
+// commands or the permission mode the CLI reports, an error. Answers to the
+// MCP messages the CLI relays stay raw (Deliberate).
 func (d *Decoder) controlResponse(dst []agentstream.Event, line []byte, f *fieldsOf) []agentstream.Event {
 	resp := f.response
 	reqID := fields.Str(jsonscan.Get(resp, "request_id"))
-	if _, ok := d.requests[reqID]; !ok {
-		return append(dst, fields.Raw(line))
-	}
-	delete(d.requests, reqID)
 	inner := jsonscan.Get(resp, "response")
-	r := &agentstream.RequestResolved{RequestID: reqID, Outcome: agentstream.OutcomeDenied}
-	switch fields.Str(jsonscan.Get(inner, "behavior")) {
-	case "allow":
-		r.Outcome = agentstream.OutcomeAllowed
-	case "deny":
-		r.Answer = fields.Str(jsonscan.Get(inner, "message"))
-	default:
-		if fields.Str(jsonscan.Get(resp, "subtype")) == "error" {
-			r.Outcome = agentstream.OutcomeCancelled
-			r.Answer = fields.Str(jsonscan.Get(resp, "error"))
+	if fields.Str(jsonscan.Get(resp, "subtype")) == "error" {
+		msg := fields.Str(jsonscan.Get(resp, "error"))
+		if _, ok := d.requests[reqID]; ok {
+			delete(d.requests, reqID)
+			return append(dst, agentstream.E(&agentstream.RequestResolved{RequestID: reqID, Outcome: agentstream.OutcomeCancelled, Answer: msg}))
+		}
+		if msg == "" {
+			msg = "control request failed"
+		}
+		msg, _ = agentstream.Clip(msg, agentstream.MaxText)
+		return append(dst, agentstream.E(&agentstream.Error{Message: msg, ErrorType: "control_response"}))
+	}
+	_, asked := d.requests[reqID]
+	switch behavior := fields.Str(jsonscan.Get(inner, "behavior")); {
+	case asked || behavior == "allow" || behavior == "deny":
+		delete(d.requests, reqID)
+		r := &agentstream.RequestResolved{RequestID: reqID, Outcome: agentstream.OutcomeDenied}
+		switch behavior {
+		case "allow":
+			r.Outcome = agentstream.OutcomeAllowed
+		case "deny":
+			r.Answer = fields.Str(jsonscan.Get(inner, "message"))
+		}
+		return append(dst, agentstream.E(r))
+	}
+	if h, ok := d.hooks[reqID]; ok || len(jsonscan.Get(inner, "continue")) > 0 || len(jsonscan.Get(inner, "decision")) > 0 || len(jsonscan.Get(inner, "hookSpecificOutput")) > 0 {
+		delete(d.hooks, reqID)
+		h.Status = agentstream.SubagentFinished
+		h.Outcome = "success"
+		if c := jsonscan.Get(inner, "continue"); len(c) > 0 && !fields.Bool(c) || fields.Str(jsonscan.Get(inner, "decision")) == "block" {
+			h.Outcome = "blocked"
+		}
+		h.Output, h.Truncated, _ = fields.Text(firstOf(inner, "reason", "stopReason", "systemMessage"))
+		return append(dst, agentstream.E(&h))
+	}
+	u := &agentstream.SessionUpdated{PermissionMode: fields.Str(jsonscan.Get(inner, "mode"))}
+	if cmds := jsonscan.Get(inner, "commands"); len(cmds) > 0 {
+		u.Commands = []string{}
+		arr, _ := jsonscan.Array(cmds)
+		for arr.Next() {
+			name := fields.Str(arr.Value())
+			if name == "" {
+				name = fields.Str(jsonscan.Get(arr.Value(), "name"))
+			}
+			if name != "" {
+				u.Commands = append(u.Commands, name)
+			}
 		}
 	}
-	return append(dst, agentstream.E(r))
+	if u.PermissionMode != "" || u.Commands != nil {
+		return append(dst, agentstream.E(u))
+	}
+	return append(dst, fields.Raw(line))
 }

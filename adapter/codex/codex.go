@@ -349,3 +349,11 @@ func callUsage(u usageVals, model string) *agentstream.Usage {
 	p.ContextTokens = p.CallContext()
 	return p
 }
+
+// Folded lists the native line types of Codex whose lines may give no event
+// of their own, with where what they say goes.
+var Folded = map[string]string{
+	"item.started":         "a web search whose query comes only with its completion, which announces the call",
+	"item.completed":       "a todo list equal to the plan already given",
+	"msg/web_search_begin": "a web search whose query comes only with web_search_end, which announces the call",
+}

@@ -17,7 +17,6 @@ func TestConformance(t *testing.T) {
 	agentstreamtest.RunAdapter(t, agentstreamtest.AdapterCase{
 		Protocol: "codex-json",
 		Fixtures: []string{"testdata/*.jsonl"},
-		Corpus:   []string{"../../../shared/corpus/codex/*.jsonl"},
 		Update:   *update,
 	})
 }
@@ -144,9 +143,9 @@ func TestCodexItems(t *testing.T) {
 		`{"type":"item.completed","item":{"id":"item_0","type":"error","message":"Skill descriptions were shortened..."}}`,
 	))
 	want := []string{
-		`tool.call {"callId":"item_1","name":"command_execution","input":"{\"command\":\"bash -lc 'cat sample.txt'\"}","truncated":false,"category":"execute","summary":"cat sample.txt"}`,
+		`tool.call {"callId":"item_1","name":"command_execution","input":"{\"command\":\"bash -lc 'cat sample.txt'\"}","truncated":false,"category":"execute","summary":"cat sample.txt","displayName":"Shell"}`,
 		`tool.result {"callId":"item_1","isError":false,"output":"test content\n","truncated":false,"name":"command_execution","characters":13,"exitCode":0}`,
-		`tool.call {"callId":"item_9","name":"command_execution","input":"{\"command\":\"/bin/zsh -lc tools\"}","truncated":false,"category":"execute","summary":"tools"}`,
+		`tool.call {"callId":"item_9","name":"command_execution","input":"{\"command\":\"/bin/zsh -lc tools\"}","truncated":false,"category":"execute","summary":"tools","displayName":"Shell"}`,
 		`tool.result {"callId":"item_9","isError":true,"output":"zsh:1: command not found: tools\n","truncated":false,"name":"command_execution","characters":32,"exitCode":127}`,
 		`warning {"message":"Skill descriptions were shortened..."}`,
 	}

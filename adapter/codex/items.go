@@ -323,6 +323,7 @@ func callOf(typ, id, name string, it *itemOf) *agentstream.ToolCall {
 		}
 	}
 	c.Input, c.Truncated = fields.Input(input)
+	c.DisplayName = fields.Display(c.Category, c.Name)
 	return c
 }
 

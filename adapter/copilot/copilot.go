@@ -33,6 +33,9 @@ type Decoder struct {
 	buf       []byte        // scratch for decoding tool outputs
 	requests  []requestOf   // scratch for assistant.message's tool requests
 	deltas    fields.Deltas // delta payloads, from slabs
+
+	failStatus, failAttempt *int64          // the latest failed model call, for its retry
+	shellOutput             map[string]bool // calls whose shell output was shown
 }
 
 // call is what the decoder keeps of a tool call until its result.
@@ -326,7 +329,8 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 			dst[i].Time = t
 		}
 		switch dst[i].Type() {
-		case agentstream.TypeUsage, agentstream.TypeTurnEnded, agentstream.TypeSessionEnded, agentstream.TypeSessionStarted:
+		case agentstream.TypeUsage, agentstream.TypeTurnEnded, agentstream.TypeSessionEnded, agentstream.TypeSessionStarted,
+			agentstream.TypeProgress, agentstream.TypeSessionUpdated:
 		default:
 			d.active = true
 		}
@@ -341,6 +345,9 @@ var lineKinds = []string{
 	"assistant.turn_end", "assistant.message_start", "assistant.message_delta",
 	"assistant.reasoning_delta", "assistant.reasoning", "assistant.message", "model.message",
 	"tool.execution_start", "tool.execution_partial_result", "tool.execution_complete", "result",
+	"session.skills_loaded", "session.mcp_servers_loaded", "session.background_tasks_changed",
+	"model.call_start", "model.call_finished", "model.call_final_result", "model.call_failure",
+	"assistant.turn_retry", "assistant.tool_call_delta", "assistant.idle", "tool.shell_output",
 }
 
 // lineKind returns the line type t as one of lineKinds, without
@@ -529,7 +536,8 @@ func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, l *lineOf) []ag
 		return d.toolCall(dst, fields.Str(f.toolCallID), fields.Str(f.toolName), f.arguments, nil)
 	case "tool.execution_partial_result":
 		s, trunc := agentstream.Clip(f.partialOutput, agentstream.MaxText)
-		if s == "" {
+		if s == "" || d.shellOutput[fields.Str(f.toolCallID)] {
+			// tool.shell_output already showed a shell's output.
 			return dst
 		}
 		return append(dst, agentstream.E(&agentstream.ToolOutput{CallID: fields.Str(f.toolCallID), Channel: "stdout", Text: s, Truncated: trunc}))
@@ -537,6 +545,87 @@ func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, l *lineOf) []ag
 		return d.toolResult(dst, &f.res)
 	case "result":
 		return d.result(dst, l)
+	default:
+		return d.progress(dst, line, l)
+	}
+}
+
+// progress maps the lines that say what Copilot is busy with: the skills
+// and MCP servers it loaded, its model calls, their failures and retries,
+// the output of a running shell. A model call's start is progress, its
+// failure an error, its retry a retry; its end, its streamed tool input and
+// the bare notice that background tasks changed say nothing the other
+// lines do not (Folded).
+func (d *Decoder) progress(dst []agentstream.Event, line []byte, l *lineOf) []agentstream.Event {
+	data := l.data
+	get := func(k string) []byte { return jsonscan.Get(data, k) }
+	switch l.kind {
+	case "session.skills_loaded":
+		u := &agentstream.SessionUpdated{Skills: []string{}}
+		arr, _ := jsonscan.Array(get("skills"))
+		for arr.Next() {
+			if n := fields.Str(jsonscan.Get(arr.Value(), "name")); n != "" {
+				u.Skills = append(u.Skills, n)
+			}
+		}
+		return append(dst, agentstream.E(u))
+	case "session.mcp_servers_loaded":
+		u := &agentstream.SessionUpdated{MCPServers: []agentstream.MCPServer{}}
+		arr, _ := jsonscan.Array(get("servers"))
+		for arr.Next() {
+			v := arr.Value()
+			u.MCPServers = append(u.MCPServers, agentstream.MCPServer{Name: fields.Str(jsonscan.Get(v, "name")), Status: fields.Str(jsonscan.Get(v, "status"))})
+		}
+		return append(dst, agentstream.E(u))
+	case "model.call_start":
+		return append(dst, agentstream.E(&agentstream.Progress{Activity: agentstream.ActivityRequesting}))
+	case "assistant.idle":
+		return append(dst, agentstream.E(&agentstream.Progress{Activity: agentstream.ActivityIdle}))
+	case "model.call_failure":
+		msg := fields.Str(get("errorMessage"))
+		if inner := fields.Str(jsonscan.Get([]byte(msg), "message")); inner != "" {
+			msg = inner
+		}
+		d.failStatus, d.failAttempt = fields.Int(get("statusCode")), fields.Int(get("retryAttempt"))
+		if d.failStatus != nil && *d.failStatus > 0 {
+			msg = strings.TrimSpace(msg + " (HTTP " + strconv.FormatInt(*d.failStatus, 10) + ")")
+		}
+		if msg == "" {
+			msg = "model call failed"
+		}
+		msg, _ = agentstream.Clip(msg, agentstream.MaxText)
+		return append(dst, agentstream.E(&agentstream.Error{Message: msg, ErrorType: fields.Str(get("failureKind"))}))
+	case "assistant.turn_retry":
+		r := &agentstream.Retry{Error: fields.Str(get("reason")), Status: d.failStatus}
+		if d.failAttempt != nil {
+			n := *d.failAttempt + 1
+			r.Attempt = &n
+		}
+		d.failStatus, d.failAttempt = nil, nil
+		return append(dst, agentstream.E(r))
+	case "model.call_final_result":
+		if r := fields.Str(get("result")); r != "" && r != "success" {
+			msg, _ := agentstream.Clip("model call: "+r, agentstream.MaxText)
+			return append(dst, agentstream.E(&agentstream.Error{Message: msg, ErrorType: r}))
+		}
+		return dst
+	case "tool.shell_output":
+		text, trunc, _ := fields.Text(get("text"))
+		if text == "" {
+			return dst
+		}
+		id := fields.Str(get("toolCallId"))
+		if d.shellOutput == nil {
+			d.shellOutput = map[string]bool{}
+		}
+		d.shellOutput[id] = true
+		channel := fields.Str(get("stream"))
+		if channel == "" {
+			channel = "stdout"
+		}
+		return append(dst, agentstream.E(&agentstream.ToolOutput{CallID: id, Channel: channel, Text: text, Truncated: trunc}))
+	case "model.call_finished", "assistant.tool_call_delta", "session.background_tasks_changed":
+		return dst
 	}
 	return append(dst, unmapped(line))
 }
@@ -628,7 +717,7 @@ func (d *Decoder) toolCall(dst []agentstream.Event, id, name string, args, inten
 	}
 	d.calls[id] = c
 	return append(dst, agentstream.E(&agentstream.ToolCall{
-		CallID: id, Name: name, Input: in, Truncated: trunc, Category: category, Summary: summary,
+		CallID: id, Name: name, Input: in, Truncated: trunc, Category: category, Summary: summary, DisplayName: fields.Display(category, name),
 	}))
 }
 
@@ -774,4 +863,21 @@ func unquote(v []byte) []byte {
 	}
 	out, _ := jsonscan.AppendString(nil, v)
 	return out
+}
+
+// Folded lists the native line types of Copilot CLI whose lines may give
+// no event of their own, with where what they say goes.
+var Folded = map[string]string{
+	"assistant.turn_start":             "the start of a model round trip within the prompt's turn: its messages and tool calls say what it did",
+	"assistant.turn_end":               "the end of a model round trip within the prompt's turn; the result line ends the turn",
+	"assistant.message_start":          "a message's start: its deltas and assistant.message carry it",
+	"tool.execution_start":             "a call assistant.message already announced",
+	"tool.execution_partial_result":    "a shell's output tool.shell_output already showed",
+	"session.task_complete":            "the task's summary, which goes into session.ended (a failed task gives a warning)",
+	"session.start":                    "the session's start, which session.started says",
+	"session.tools_updated":            "the model again, when it did not change",
+	"model.call_finished":              "a model call's end: its message says what came of it, model.call_failure a failure",
+	"model.call_final_result":          "a model call's success (a failure gives an error)",
+	"assistant.tool_call_delta":        "the streamed input of a tool call, which assistant.message gives whole",
+	"session.background_tasks_changed": "a notice that the set of background tasks changed, naming none",
 }

@@ -23,7 +23,7 @@ func newDecoder() agentstream.Decoder { return copilot.NewDecoder() }
 // recorded sessions, a generated workload and lines made to trip the head
 // reader.
 func TestDeltaHeadMatchesMemberLoop(t *testing.T) {
-	lines := agentstreamtest.FileLines(t, corpus+"copilot/*.jsonl", "testdata/*.jsonl")
+	lines := agentstreamtest.FileLines(t, "testdata/*.jsonl")
 	var gen bytes.Buffer
 	if err := workload.Copilot(&gen, 1<<20, 7); err != nil {
 		t.Fatal(err)

@@ -21,7 +21,7 @@ func newDecoder() agentstream.Decoder { return cursor.NewDecoder() }
 // member, on recorded sessions, a generated workload and lines made to trip
 // the head reader.
 func TestThinkingHeadMatchesMemberLoop(t *testing.T) {
-	lines := agentstreamtest.FileLines(t, corpus+"cursor/*.jsonl", "testdata/*.jsonl")
+	lines := agentstreamtest.FileLines(t, "testdata/*.jsonl")
 	var gen bytes.Buffer
 	if err := workload.Cursor(&gen, 1<<20, 7); err != nil {
 		t.Fatal(err)

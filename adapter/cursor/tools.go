@@ -299,7 +299,7 @@ func (tc *toolCall) describe() (category, summary string) {
 func (tc *toolCall) call(callID string, buf *[]byte) *agentstream.ToolCall {
 	in, trunc := fields.InputBuf(buf, tc.args)
 	category, summary := tc.describe()
-	return &agentstream.ToolCall{CallID: callID, Name: tc.name, Input: in, Truncated: trunc, Category: category, Summary: summary}
+	return &agentstream.ToolCall{CallID: callID, Name: tc.name, Input: in, Truncated: trunc, Category: category, Summary: summary, DisplayName: tc.display(category)}
 }
 
 // results appends the events of a completed call to dst: tool.result,
@@ -569,4 +569,13 @@ func stepStatus(s string) string {
 		return agentstream.StepCancelled
 	}
 	return agentstream.StepPending
+}
+
+// display is the display name of a call of category: its kind's, else the
+// tool's own name.
+func (tc *toolCall) display(category string) string {
+	if category == agentstream.CategoryOther {
+		return tc.name
+	}
+	return fields.Display(category, tc.kind)
 }

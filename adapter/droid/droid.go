@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentstream/agentstream"
 	"github.com/agentstream/agentstream/adapter/internal/fields"
+	"github.com/agentstream/agentstream/adapter/internal/filediff"
 	"github.com/agentstream/agentstream/internal/jsonscan"
 )
 
@@ -33,6 +34,7 @@ type Decoder struct {
 // pending is a tool call waiting for its result.
 type pending struct {
 	id, toolID, name string
+	edit             *filediff.Edit // the change an edit call describes
 }
 
 var _ agentstream.Decoder = (*Decoder)(nil)
@@ -245,11 +247,14 @@ func (d *Decoder) toolCall(dst []agentstream.Event, l *lineOf) []agentstream.Eve
 	if p.name == "" {
 		p.name = p.toolID
 	}
+	if len(d.calls) < maxPendingEdits {
+		p.edit = editOf(p.name, l.parameters)
+	}
 	d.calls = append(d.calls, p)
 	in, trunc := fields.Input(l.parameters)
 	category, summary := describeTool(p.name, l.parameters)
 	dst = append(dst, agentstream.E(&agentstream.ToolCall{
-		CallID: p.id, Name: p.name, Input: in, Truncated: trunc, Category: category, Summary: summary,
+		CallID: p.id, Name: p.name, Input: in, Truncated: trunc, Category: category, Summary: summary, DisplayName: fields.Display(category, p.name),
 	}))
 	if p.name == "TodoWrite" {
 		if plan := fields.TodoPlan(l.parameters, "content", nil); plan != nil {
@@ -298,7 +303,7 @@ func (d *Decoder) toolResult(dst []agentstream.Event, l *lineOf) []agentstream.E
 		// result has its call.
 		p = pending{id: id, toolID: toolID, name: toolID}
 		dst = append(dst, agentstream.E(&agentstream.ToolCall{
-			CallID: id, Name: p.name, Input: "null", Category: category(p.name),
+			CallID: id, Name: p.name, Input: "null", Category: category(p.name), DisplayName: fields.Display(category(p.name), p.name),
 		}))
 	}
 	r := &agentstream.ToolResult{CallID: p.id, Name: p.name, IsError: fields.Bool(l.isError)}
@@ -324,7 +329,54 @@ func (d *Decoder) toolResult(dst []agentstream.Event, l *lineOf) []agentstream.E
 			r.IsError = true
 		}
 	}
-	return append(dst, agentstream.E(r))
+	dst = append(dst, agentstream.E(r))
+	if p.edit != nil && !r.IsError {
+		dst = append(dst, agentstream.E(p.edit.Change(p.id, p.name == "Create")))
+	}
+	return dst
+}
+
+// maxPendingEdits bounds how many calls awaiting their result keep an
+// edit's texts.
+const maxPendingEdits = 16
+
+// editOf reads the change an edit tool's parameters describe: Edit's old
+// and new texts, MultiEdit's replacements, Create's content.
+func editOf(name string, params []byte) *filediff.Edit {
+	if name != "Edit" && name != "MultiEdit" && name != "Create" {
+		return nil
+	}
+	path := fields.Str(firstOf(params, "file_path", "path"))
+	oldNew := func(v []byte) filediff.Fragment {
+		return filediff.Fragment{Old: fields.Str(firstOf(v, "old_str", "old_string")), New: fields.Str(firstOf(v, "new_str", "new_string"))}
+	}
+	switch name {
+	case "Edit":
+		f := oldNew(params)
+		return filediff.NewReplace(path, f.Old, f.New)
+	case "MultiEdit":
+		if len(params) > filediff.MaxInput {
+			return &filediff.Edit{Path: path, TooLarge: true}
+		}
+		e := &filediff.Edit{Path: path}
+		arr, _ := jsonscan.Array(jsonscan.Get(params, "edits"))
+		for arr.Next() {
+			e.Frags = append(e.Frags, oldNew(arr.Value()))
+		}
+		return e
+	case "Create":
+		return filediff.NewWrite(path, fields.Str(jsonscan.Get(params, "content")))
+	}
+	return nil
+}
+
+func firstOf(obj []byte, keys ...string) []byte {
+	for _, k := range keys {
+		if v := jsonscan.Get(obj, k); len(v) > 0 && !jsonscan.IsNull(v) {
+			return v
+		}
+	}
+	return nil
 }
 
 // exitCode reads the "[Process exited with code N]" line Droid's Execute
@@ -491,4 +543,10 @@ func Claims(lines [][]byte) bool {
 		}
 	}
 	return false
+}
+
+// Folded lists the native line types of droid whose lines may give no event
+// of their own, with where what they say goes.
+var Folded = map[string]string{
+	"message": "an assistant message repeating the final text its completion line already gave",
 }

@@ -2,6 +2,7 @@ package droid_test
 
 import (
 	"flag"
+	"strings"
 	"testing"
 
 	"github.com/agentstream/agentstream"
@@ -12,13 +13,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-const corpus = "../../../shared/corpus/"
-
 func TestConformance(t *testing.T) {
 	agentstreamtest.RunAdapter(t, agentstreamtest.AdapterCase{
 		Protocol: "droid-json",
 		Fixtures: []string{"testdata/*.jsonl"},
-		Corpus:   []string{corpus + "droid/*.jsonl"},
 		Update:   *update,
 	})
 }
@@ -84,8 +82,8 @@ func TestDroidResultWithoutID(t *testing.T) {
 		`{"type":"tool_result","messageId":"m2","toolId":"Execute","isError":false,"value":"a.txt\n[Process exited with code 0]","timestamp":1764600001200,"session_id":"s"}`,
 	)
 	check(t, []string{
-		`tool.call {"callId":"c1","name":"Read","input":"{\"file_path\":\"a.txt\"}","truncated":false,"category":"read","summary":"a.txt"}`,
-		`tool.call {"callId":"c2","name":"Execute","input":"{\"command\":\"ls\"}","truncated":false,"category":"execute","summary":"ls"}`,
+		`tool.call {"callId":"c1","name":"Read","input":"{\"file_path\":\"a.txt\"}","truncated":false,"category":"read","summary":"a.txt","displayName":"Read"}`,
+		`tool.call {"callId":"c2","name":"Execute","input":"{\"command\":\"ls\"}","truncated":false,"category":"execute","summary":"ls","displayName":"Shell"}`,
 		`tool.result {"callId":"c2","isError":false,"output":"a.txt\n[Process exited with code 0]","truncated":false,"name":"Execute","characters":34,"exitCode":0}`,
 	}, got)
 }
@@ -98,4 +96,30 @@ func TestDroidJSONResult(t *testing.T) {
 		`turn.ended {"turn":1,"reason":"ok"}`,
 		`session.ended {"status":"succeeded","stopReason":null,"summary":"Hello!","error":null,"reason":"completion"}`,
 	}, got)
+}
+
+// TestDroidEdits checks that Edit and Create give their file.change once
+// their result succeeded, and a failed edit none.
+func TestDroidEdits(t *testing.T) {
+	got := decode(
+		`{"type":"tool_call","id":"c1","messageId":"m1","toolId":"Edit","toolName":"Edit","parameters":{"file_path":"/w/a.txt","old_str":"foo","new_str":"bar"},"timestamp":1,"session_id":"s"}`,
+		`{"type":"tool_result","id":"c1","messageId":"m1","toolId":"Edit","isError":false,"value":"ok","timestamp":2,"session_id":"s"}`,
+		`{"type":"tool_call","id":"c2","messageId":"m1","toolId":"Create","toolName":"Create","parameters":{"file_path":"/w/n.txt","content":"hi\n"},"timestamp":3,"session_id":"s"}`,
+		`{"type":"tool_result","id":"c2","messageId":"m1","toolId":"Create","isError":false,"value":"ok","timestamp":4,"session_id":"s"}`,
+		`{"type":"tool_call","id":"c3","messageId":"m1","toolId":"Edit","toolName":"Edit","parameters":{"file_path":"/w/a.txt","old_str":"x","new_str":"y"},"timestamp":5,"session_id":"s"}`,
+		`{"type":"tool_result","id":"c3","messageId":"m1","toolId":"Edit","isError":true,"error":{"type":"tool","message":"not found"},"timestamp":6,"session_id":"s"}`,
+	)
+	var changes []string
+	for _, e := range got {
+		if strings.HasPrefix(e, "file.change") {
+			changes = append(changes, e)
+		}
+	}
+	want := []string{
+		`file.change {"callId":"c1","changes":[{"path":"/w/a.txt","kind":"modify","movePath":null,"diff":"--- a/w/a.txt\n+++ b/w/a.txt\n@@ -1 +1 @@\n-foo\n+bar\n"}]}`,
+		`file.change {"callId":"c2","changes":[{"path":"/w/n.txt","kind":"add","movePath":null,"diff":"--- /dev/null\n+++ b/w/n.txt\n@@ -0,0 +1 @@\n+hi\n"}]}`,
+	}
+	if diff := cmp.Diff(want, changes); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
 }

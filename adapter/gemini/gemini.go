@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentstream/agentstream"
 	"github.com/agentstream/agentstream/adapter/internal/fields"
+	"github.com/agentstream/agentstream/adapter/internal/filediff"
 	"github.com/agentstream/agentstream/internal/jsonscan"
 )
 
@@ -18,7 +19,8 @@ const Harness = "gemini-cli"
 
 // Decoder reads one Gemini CLI stream. It is not safe for concurrent use.
 type Decoder struct {
-	tools   map[string]string // tool_id -> tool name
+	tools   map[string]string         // tool_id -> tool name
+	edits   map[string]*filediff.Edit // tool_id -> the change an edit call describes
 	turn    int64
 	summary string // the latest complete assistant message
 
@@ -36,7 +38,7 @@ var _ agentstream.Decoder = (*Decoder)(nil)
 
 // NewDecoder returns a Decoder for one stream.
 func NewDecoder() *Decoder {
-	return &Decoder{tools: map[string]string{}}
+	return &Decoder{tools: map[string]string{}, edits: map[string]*filediff.Edit{}}
 }
 
 // textCap bounds the accumulated text: enough for MaxText code points.
@@ -221,14 +223,37 @@ func (d *Decoder) toolUse(dst []agentstream.Event, l *line) []agentstream.Event 
 		d.tools[id] = name
 	}
 	dst = append(dst, agentstream.E(&agentstream.ToolCall{
-		CallID: id, Name: name, Input: in, Truncated: trunc, Category: category, Summary: summary,
+		CallID: id, Name: name, Input: in, Truncated: trunc, Category: category, Summary: summary, DisplayName: fields.Display(category, name),
 	}))
 	if name == "write_todos" {
 		if p := fields.TodoPlan(l.parameters, "description", nil); p != nil {
 			dst = append(dst, agentstream.E(p))
 		}
 	}
+	if e := editOf(name, l.parameters); e != nil && id != "" && len(d.edits) < maxPendingEdits {
+		d.edits[id] = e
+	}
 	return dst
+}
+
+// maxPendingEdits bounds how many edit calls awaiting their result are kept.
+const maxPendingEdits = 16
+
+// editOf reads the change an edit tool's parameters describe: replace (and
+// edit) give a file's old and new texts, write_file its whole content.
+func editOf(name string, params []byte) *filediff.Edit {
+	if name != "replace" && name != "edit" && name != "write_file" {
+		return nil
+	}
+	get := func(k string) string { return fields.Str(jsonscan.Get(params, k)) }
+	path := fields.Str(firstOf(params, "file_path", "absolute_path", "path"))
+	switch name {
+	case "replace", "edit":
+		return filediff.NewReplace(path, get("old_string"), get("new_string"))
+	case "write_file":
+		return filediff.NewWrite(path, get("content"))
+	}
+	return nil
 }
 
 func (d *Decoder) toolResult(dst []agentstream.Event, l *line) []agentstream.Event {
@@ -247,7 +272,14 @@ func (d *Decoder) toolResult(dst []agentstream.Event, l *line) []agentstream.Eve
 			r.Output, r.Truncated, r.Characters = fields.Text(jsonscan.Get(l.errorV, "message"))
 		}
 	}
-	return append(dst, agentstream.E(r))
+	dst = append(dst, agentstream.E(r))
+	if e, ok := d.edits[id]; ok {
+		delete(d.edits, id)
+		if !r.IsError {
+			dst = append(dst, agentstream.E(e.Change(id, filediff.Created(r.Output))))
+		}
+	}
+	return dst
 }
 
 // nameFromID recovers a tool's name from its id when the call was not seen:

@@ -18,7 +18,6 @@ func TestConformance(t *testing.T) {
 	agentstreamtest.RunAdapter(t, agentstreamtest.AdapterCase{
 		Protocol: "gemini-json",
 		Fixtures: []string{"testdata/*.jsonl"},
-		Corpus:   []string{"../../../shared/corpus/gemini/*.jsonl"},
 		// Excerpts: lines picked from several runs, with results whose
 		// calls were not kept.
 		Unpaired: []string{
@@ -107,7 +106,7 @@ func TestGeminiDeltas(t *testing.T) {
 		`message.delta {"role":"assistant","text":"Thinking"}`,
 		`message.delta {"role":"assistant","text":"..."}`,
 		`message {"role":"assistant","text":"Thinking...","truncated":false}`,
-		`tool.call {"callId":"tool-1","name":"testTool","input":"{\"arg1\":\"value1\"}","truncated":false,"category":"other","summary":null}`,
+		`tool.call {"callId":"tool-1","name":"testTool","input":"{\"arg1\":\"value1\"}","truncated":false,"category":"other","summary":null,"displayName":"testTool"}`,
 		`tool.result {"callId":"tool-1","isError":false,"output":"Tool executed successfully","truncated":false,"name":"testTool","characters":26,"exitCode":null}`,
 		`message.delta {"role":"assistant","text":"Final answer"}`,
 		`message {"role":"assistant","text":"Final answer","truncated":false}`,
@@ -154,5 +153,26 @@ func TestGeminiEnds(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+// TestGeminiEdits checks that an edit call gives its file.change once its
+// result succeeded, and none when it failed.
+func TestGeminiEdits(t *testing.T) {
+	call := `{"type":"tool_use","timestamp":"2025-10-29T10:37:08.885Z","tool_name":"replace","tool_id":"r1","parameters":{"file_path":"/w/a.txt","old_string":"Hello","new_string":"Goodbye"}}`
+	var got []string
+	for _, e := range render(decode(call, `{"type":"tool_result","tool_id":"r1","status":"success","output":""}`)) {
+		if strings.HasPrefix(e, "file.change") {
+			got = append(got, e)
+		}
+	}
+	want := []string{`file.change {"callId":"r1","changes":[{"path":"/w/a.txt","kind":"modify","movePath":null,"diff":"--- a/w/a.txt\n+++ b/w/a.txt\n@@ -1 +1 @@\n-Hello\n+Goodbye\n"}]}`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	for _, e := range render(decode(call, `{"type":"tool_result","tool_id":"r1","status":"error","error":{"type":"edit_no_occurrence_found","message":"not found"}}`)) {
+		if strings.HasPrefix(e, "file.change") {
+			t.Errorf("a failed edit gave %s", e)
+		}
 	}
 }

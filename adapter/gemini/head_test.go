@@ -20,7 +20,7 @@ func newDecoder() agentstream.Decoder { return gemini.NewDecoder() }
 // recorded sessions, a generated workload and lines made to trip the head
 // reader.
 func TestDeltaHeadMatchesMemberLoop(t *testing.T) {
-	lines := agentstreamtest.FileLines(t, "../../../shared/corpus/gemini/*.jsonl", "testdata/*.jsonl")
+	lines := agentstreamtest.FileLines(t, "testdata/*.jsonl")
 	var gen bytes.Buffer
 	if err := workload.Gemini(&gen, 1<<20, 7); err != nil {
 		t.Fatal(err)

@@ -84,3 +84,14 @@ func describeTool(name string, params []byte) (category, summary string) {
 	}
 	return t.category, ""
 }
+
+// firstOf returns the first of keys that obj holds with a value other than
+// null.
+func firstOf(obj []byte, keys ...string) []byte {
+	for _, k := range keys {
+		if v := jsonscan.Get(obj, k); len(v) > 0 && !jsonscan.IsNull(v) {
+			return v
+		}
+	}
+	return nil
+}

@@ -378,3 +378,10 @@ func (d *Decoder) done(dst []agentstream.Event, l *line) []agentstream.Event {
 	}
 	return d.end(dst, status, fields.Str(l.reason))
 }
+
+// Folded lists the native line types of opencode whose lines may give no
+// event of their own, with where what they say goes.
+var Folded = map[string]string{
+	"step_start": "a model step's start: its parts and its step_finish say what it did",
+	"done":       "the run's end after the turn already ended, whose rejected tools were already denied",
+}

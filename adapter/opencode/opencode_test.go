@@ -19,7 +19,6 @@ func TestConformance(t *testing.T) {
 	agentstreamtest.RunAdapter(t, agentstreamtest.AdapterCase{
 		Protocol: "opencode-json",
 		Fixtures: []string{"testdata/*.jsonl"},
-		Corpus:   []string{"../../../shared/corpus/opencode/*.jsonl"},
 		Update:   *update,
 	})
 }
@@ -142,12 +141,41 @@ func TestOpencodeToolUse(t *testing.T) {
 	))
 	want := []string{
 		`session.started {"harness":"opencode","model":null,"contextWindow":null,"cwd":null,"sessionId":"ses_494719016ffe85dkDMj0FPRbHK","tools":null,"version":null,"permissionMode":null}`,
-		`tool.call {"callId":"r9bQWsNLvOrJGIOz","name":"bash","input":"{\"command\":\"echo hello\",\"description\":\"Print hello to stdout\"}","truncated":false,"category":"execute","summary":"echo hello"}`,
+		`tool.call {"callId":"r9bQWsNLvOrJGIOz","name":"bash","input":"{\"command\":\"echo hello\",\"description\":\"Print hello to stdout\"}","truncated":false,"category":"execute","summary":"echo hello","displayName":"Shell"}`,
 		`tool.result {"callId":"r9bQWsNLvOrJGIOz","isError":false,"output":"hello\n","truncated":false,"name":"bash","characters":6,"exitCode":0}`,
-		`tool.call {"callId":"c2","name":"read","input":"{\"filePath\":\"/nope\"}","truncated":false,"category":"read","summary":"/nope"}`,
+		`tool.call {"callId":"c2","name":"read","input":"{\"filePath\":\"/nope\"}","truncated":false,"category":"read","summary":"/nope","displayName":"Read"}`,
 		`tool.result {"callId":"c2","isError":true,"output":"File not found: /nope","truncated":false,"name":"read","characters":21,"exitCode":null}`,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+// TestOpencodeEdits checks the file.change of completed edit tools: the
+// patch edit printed, the texts of multiedit, write as add when the file did
+// not exist; none for a failed edit.
+func TestOpencodeEdits(t *testing.T) {
+	part := func(id, tool, state string) string {
+		return `{"type":"tool_use","timestamp":1,"sessionID":"ses_1","part":{"id":"prt_` + id + `","sessionID":"ses_1","messageID":"msg_1","type":"tool","callID":"` + id + `","tool":"` + tool + `","state":` + state + `}}`
+	}
+	lines := []string{
+		part("e1", "edit", `{"status":"completed","input":{"filePath":"/w/a.go","oldString":"x","newString":"y"},"output":"","metadata":{"diff":"Index: /w/a.go\n--- /w/a.go\n+++ /w/a.go\n@@ -1 +1 @@\n-x\n+y\n"},"time":{"start":1,"end":2}}`),
+		part("e2", "multiedit", `{"status":"completed","input":{"filePath":"/w/b.go","edits":[{"filePath":"/w/b.go","oldString":"a","newString":"b"}]},"output":"","metadata":{},"time":{"start":1,"end":2}}`),
+		part("e3", "write", `{"status":"completed","input":{"filePath":"/w/c.txt","content":"hi\n"},"output":"","metadata":{"exists":false},"time":{"start":1,"end":2}}`),
+		part("e4", "edit", `{"status":"error","input":{"filePath":"/w/a.go","oldString":"q","newString":"r"},"error":"oldString not found","time":{"start":1,"end":2}}`),
+	}
+	var got []string
+	for _, e := range render(decode(lines...)) {
+		if strings.HasPrefix(e, "file.change") {
+			got = append(got, e)
+		}
+	}
+	want := []string{
+		`file.change {"callId":"e1","changes":[{"path":"/w/a.go","kind":"modify","movePath":null,"diff":"Index: /w/a.go\n--- /w/a.go\n+++ /w/a.go\n@@ -1 +1 @@\n-x\n+y\n"}]}`,
+		`file.change {"callId":"e2","changes":[{"path":"/w/b.go","kind":"modify","movePath":null,"diff":"--- a/w/b.go\n+++ b/w/b.go\n@@ -1 +1 @@\n-a\n+b\n"}]}`,
+		`file.change {"callId":"e3","changes":[{"path":"/w/c.txt","kind":"add","movePath":null,"diff":"--- /dev/null\n+++ b/w/c.txt\n@@ -0,0 +1 @@\n+hi\n"}]}`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentstream/agentstream"
 	"github.com/agentstream/agentstream/adapter/internal/fields"
+	"github.com/agentstream/agentstream/adapter/internal/filediff"
 	"github.com/agentstream/agentstream/internal/jsonscan"
 )
 
@@ -27,7 +28,7 @@ func (d *Decoder) toolUse(dst []agentstream.Event, raw []byte, part *partOf) []a
 		in, trunc := fields.Input(input)
 		category, summary := describeTool(name, input)
 		dst = append(dst, agentstream.E(&agentstream.ToolCall{
-			CallID: id, Name: name, Input: in, Truncated: trunc, Category: category, Summary: summary,
+			CallID: id, Name: name, Input: in, Truncated: trunc, Category: category, Summary: summary, DisplayName: fields.Display(category, name),
 		}))
 		switch name {
 		case "todowrite":
@@ -70,6 +71,11 @@ func (d *Decoder) toolUse(dst []agentstream.Event, raw []byte, part *partOf) []a
 		}
 	}
 	dst = append(dst, agentstream.E(r))
+	if !r.IsError {
+		if fc := fileChange(id, name, input, metadata); fc != nil {
+			dst = append(dst, agentstream.E(fc))
+		}
+	}
 	if name == "task" {
 		sub := agentstream.SubagentFinished
 		if r.IsError {
@@ -78,6 +84,38 @@ func (d *Decoder) toolUse(dst []agentstream.Event, raw []byte, part *partOf) []a
 		dst = append(dst, agentstream.E(&agentstream.Subagent{ID: subagentID(id, metadata), CallID: id, Status: sub}))
 	}
 	return dst
+}
+
+// fileChange is the file.change of a completed edit tool part: edit gives
+// its own patch (metadata.diff) or its old and new texts, multiedit its
+// replacements, write its whole content (metadata.exists false: a new
+// file). Other tools change no file here.
+func fileChange(id, name string, input, metadata []byte) *agentstream.FileChange {
+	path := fields.Str(firstOf(input, "filePath", "path"))
+	str := func(v []byte, k string) string { return fields.Str(jsonscan.Get(v, k)) }
+	switch name {
+	case "edit":
+		if patch := str(metadata, "diff"); patch != "" {
+			item, trunc := filediff.Patch(path, agentstream.ChangeModify, patch)
+			return &agentstream.FileChange{CallID: id, Changes: []agentstream.FileChangeItem{item}, Truncated: trunc}
+		}
+		return filediff.NewReplace(path, str(input, "oldString"), str(input, "newString")).Change(id, false)
+	case "multiedit":
+		if len(input) > filediff.MaxInput {
+			return (&filediff.Edit{Path: path, TooLarge: true}).Change(id, false)
+		}
+		e := &filediff.Edit{Path: path}
+		arr, _ := jsonscan.Array(jsonscan.Get(input, "edits"))
+		for arr.Next() {
+			v := arr.Value()
+			e.Frags = append(e.Frags, filediff.Fragment{Old: str(v, "oldString"), New: str(v, "newString")})
+		}
+		return e.Change(id, false)
+	case "write":
+		exists, known := jsonscan.Bool(jsonscan.Get(metadata, "exists"))
+		return filediff.NewWrite(path, str(input, "content")).Change(id, known && !exists)
+	}
+	return nil
 }
 
 // subagentID is the child session a task call ran, else the call's id.

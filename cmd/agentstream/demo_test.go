@@ -375,7 +375,7 @@ func TestDemoReplay(t *testing.T) {
 			t.Errorf("demo replay %s: exit %d, %d bytes of %d; stderr %q", name, code, len(out), len(want), stderr)
 		}
 	}
-	file := corpus + "gemini/jnarowski-agentcmd-docs-stream-json-say-hello.jsonl"
+	file := sayHello
 	want, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,12 @@ import (
 	"github.com/agentstream/agentstream"
 )
 
-const corpus = "../../../shared/corpus/"
+// Recorded sessions the tests feed the command, from the adapters' test data.
+const (
+	turnTools  = "../../adapter/claude/testdata/corpus/tandemtechnology-bb-stdout-turn-tools.jsonl"
+	basicQuery = "../../adapter/claude/testdata/charlieyou-claude-agent-sdk-gleam-golden-basic-query.jsonl"
+	sayHello   = "../../adapter/gemini/testdata/jnarowski-agentcmd-docs-stream-json-say-hello.jsonl"
+)
 
 // binary is the agentstream command built once for the tests that need a
 // real process.
@@ -47,7 +52,7 @@ func runCLI(t *testing.T, stdin string, args ...string) (stdout, stderr string, 
 }
 
 func TestNormalizeDeterministic(t *testing.T) {
-	file := corpus + "claude-code/tandemtechnology-bb-stdout-turn-tools.jsonl"
+	file := turnTools
 	a, _, code := runCLI(t, "", "normalize", file)
 	b, _, code2 := runCLI(t, "", "normalize", file)
 	if code != 0 || code2 != 0 {
@@ -128,7 +133,7 @@ func TestNormalizeBadInputGivesValidJSON(t *testing.T) {
 }
 
 func TestUsageCommand(t *testing.T) {
-	file := corpus + "claude-code/charlieyou-claude-agent-sdk-gleam-golden-basic-query.jsonl"
+	file := basicQuery
 	out, _, code := runCLI(t, "", "usage", file)
 	if code != 0 || !strings.Contains(out, "in 10") || !strings.Contains(out, "cost: $0.14") {
 		t.Errorf("usage (exit %d):\n%s", code, out)
@@ -194,15 +199,16 @@ func TestHugeLineBoundedMemory(t *testing.T) {
 		t.Errorf("peak RSS %d MB, want under 64 MB", peak>>20)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) < 2 || !strings.Contains(lines[0], `"reason":"oversized"`) || !strings.Contains(lines[len(lines)-1], `"summary":"after"`) {
-		t.Errorf("want raw oversized then the result; got %d lines, first %.200s", len(lines), lines[0])
+	// The turn starts at the huge line: turn.started, then raw.
+	if len(lines) < 3 || !strings.Contains(lines[0], `"type":"turn.started"`) || !strings.Contains(lines[1], `"reason":"oversized"`) || !strings.Contains(lines[len(lines)-1], `"summary":"after"`) {
+		t.Errorf("want turn.started, raw oversized, then the result; got %d lines, first %.200s", len(lines), lines[0])
 	}
 }
 
 func TestNormalizeStats(t *testing.T) {
 	in := `{"type":"system","subtype":"init","session_id":"a","mcp_servers":[]}
-{"type":"system","subtype":"status","status":"requesting"}
-{"type":"system","subtype":"status","status":"requesting"}
+{"type":"system","subtype":"vendor_notice","text":"a"}
+{"type":"system","subtype":"vendor_notice","text":"b"}
 {"type":"vendor_new_line","x":1}
 not json
 {"type":"result","subtype":"success","result":"ok"}
@@ -212,7 +218,7 @@ not json
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"system/status", "2 / 2", "vendor_new_line", "(not json)", "session.ended"} {
+	for _, want := range []string{"system/vendor_notice", "2 / 2", "vendor_new_line", "(not json)", "session.ended"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stats lack %q:\n%s", want, stderr)
 		}
@@ -225,7 +231,7 @@ not json
 	if err := json.Unmarshal(data, &st); err != nil {
 		t.Fatal(err)
 	}
-	if st.Events["raw"] != 4 || st.Lines["system/status"].Raw != 2 || st.Lines["system/init"].Raw != 0 || st.Lines["result/success"].Lines != 1 {
+	if st.Events["raw"] != 4 || st.Lines["system/vendor_notice"].Raw != 2 || st.Lines["system/init"].Raw != 0 || st.Lines["result/success"].Lines != 1 {
 		t.Errorf("stats json: events %v lines %+v", st.Events, st.Lines)
 	}
 }

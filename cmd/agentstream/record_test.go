@@ -19,7 +19,7 @@ import (
 // session: its events as normalize writes them, every native line, and its
 // status.
 func TestRunRecordsTheSession(t *testing.T) {
-	file, _ := filepath.Abs(corpus + "claude-code/tandemtechnology-bb-stdout-turn-tools.jsonl")
+	file, _ := filepath.Abs(turnTools)
 	db := filepath.Join(t.TempDir(), "s.db")
 	_, stderr, code := runCLI(t, "", "run", "--db", db, "--quiet", "--protocol", "auto", "--", "sh", "-c", "cat "+file+"; echo 'a warning' >&2")
 	if code != 0 {
@@ -77,7 +77,7 @@ func TestRunSendsToServer(t *testing.T) {
 	defer st.Close()
 	srv := httptest.NewServer(api.New(st, hub.New(hub.Options{}), api.Options{Token: "tok"}))
 	defer srv.Close()
-	file, _ := filepath.Abs(corpus + "claude-code/charlieyou-claude-agent-sdk-gleam-golden-basic-query.jsonl")
+	file, _ := filepath.Abs(basicQuery)
 	out, stderr, code := runCLI(t, "", "run", "--server", srv.URL, "--token", "tok", "--quiet", "--protocol", "claude-json", "--", "sh", "-c", "cat "+file)
 	if code != 0 {
 		t.Fatalf("run exit %d: %s%s", code, out, stderr)
@@ -86,7 +86,7 @@ func TestRunSendsToServer(t *testing.T) {
 	if err != nil || len(page.Sessions) != 1 {
 		t.Fatalf("server sessions: %v, %d", err, len(page.Sessions))
 	}
-	if s := page.Sessions[0]; s.Status != "succeeded" || s.LastSeq != 6 {
+	if s := page.Sessions[0]; s.Status != "succeeded" || s.LastSeq != 7 {
 		t.Errorf("server session %+v", s)
 	}
 	if _, _, code := runCLI(t, "", "run", "--server", srv.URL, "--", "cat", file); code != exitUsage {

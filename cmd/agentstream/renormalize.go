@@ -69,7 +69,9 @@ func isPlatformEvent(e *agentstream.Envelope) bool {
 	case *agentstream.Message:
 		return p.Role == agentstream.RoleUser && !p.Partial
 	case *agentstream.SessionTitle:
-		return true
+		// A title taken from the prompt is written again by the
+		// Normalizer.
+		return p.Source != agentstream.TitlePrompt
 	case *agentstream.SessionEnded:
 		return p.Reason != agentstream.ReasonCompletion
 	}

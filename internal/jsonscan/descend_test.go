@@ -90,7 +90,15 @@ func descendCases(t testing.TB) [][]byte {
 		[]byte(`{"a":{"b":1}`), []byte(`{"a":[1,2}`), []byte(`{"a":{"b":tru}}`), []byte(`{"a":{"b":"x}}`),
 		[]byte(`{"a" : { "b" : [ 1 , 2 ] } , "c" : "d" }`), []byte(`{"a":{}x}`),
 	}
-	files, _ := filepath.Glob("../../../shared/corpus/claude-code/*.jsonl")
+	// Recorded Claude Code sessions, kept in the claude adapter's test data.
+	var files []string
+	for _, g := range []string{"../../adapter/claude/testdata/*.jsonl", "../../adapter/claude/testdata/corpus/*.jsonl"} {
+		m, _ := filepath.Glob(g)
+		if len(m) == 0 {
+			t.Fatalf("no recordings match %s", g)
+		}
+		files = append(files, m...)
+	}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {

@@ -4,8 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -90,70 +93,192 @@ func writeAll(t testing.TB, w store.Writer, envs []agentstream.Envelope) {
 	}
 }
 
+// TestResumeAndReap checks that a session is reaped only once its writer's
+// heartbeat went stale, and that a reaped session resumes where it stopped.
+// It runs in a synctest bubble, where the heartbeat's age is exact.
 func TestResumeAndReap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		dir := t.TempDir()
+		path := filepath.Join(dir, "r.db")
+		st, err := sqlite.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		w, err := st.CreateWriter(ctx, store.NewSession{ID: "r", Protocol: "jsonl"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The writer stands for a process that stopped: closed only to end
+		// its goroutine, after the checks.
+		defer w.Close(ctx)
+		writeAll(t, w, sampleEnvelopes("r")[:2])
+		if err := w.Line(ctx, store.Line{Stream: "stdout", N: 1, Data: []byte("x")}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		// Another Store in this process does not reap a session whose writer
+		// is alive.
+		other, err := sqlite.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.Close()
+		if _, err := other.Resume(ctx, "r"); !errors.Is(err, sqlite.ErrRunning) {
+			t.Errorf("resume a running session: err = %v, want ErrRunning", err)
+		}
+		if n, err := other.Reap(ctx); err != nil || n != 0 {
+			t.Fatalf("Reap of a live writer's session = %d, %v; want 0", n, err)
+		}
+		// A writer whose heartbeat went stale is reaped (by Open).
+		time.Sleep(2 * time.Millisecond)
+		stale, err := sqlite.OpenOptions(path, sqlite.Options{StaleAfter: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stale.Close()
+		sess, _ := stale.Session(ctx, "r")
+		if sess.Status != store.StatusInterrupted || sess.EndedAt.IsZero() {
+			t.Errorf("after reap: status %q, endedAt %v", sess.Status, sess.EndedAt)
+		}
+		r, err := stale.Resume(ctx, "r")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.LastSeq() != 2 || r.LastLine("stdout") != 1 {
+			t.Errorf("resumed at seq %d line %d, want 2 and 1", r.LastSeq(), r.LastLine("stdout"))
+		}
+		writeAll(t, r, []agentstream.Envelope{{Seq: 3, Payload: &agentstream.SessionEnded{Status: "failed", Reason: "exit", Error: "exit status 1"}}})
+		if err := r.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		sess, _ = stale.Session(ctx, "r")
+		if sess.Status != "failed" || sess.LastSeq != 3 || sess.Error != "exit status 1" {
+			t.Errorf("after resume: %+v", sess)
+		}
+		if _, err := stale.Resume(ctx, "r"); !errors.Is(err, store.ErrClosed) {
+			t.Errorf("resume an ended session: err = %v, want ErrClosed", err)
+		}
+		if _, err := stale.Resume(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("resume an unknown session: err = %v, want ErrNotFound", err)
+		}
+	})
+}
+
+// recorder is a store.Publisher that keeps what it gets.
+type recorder struct {
+	mu   sync.Mutex
+	evs  []store.Event
+	ends []string
+}
+
+func (r *recorder) Publish(ev store.Event) {
+	r.mu.Lock()
+	r.evs = append(r.evs, ev)
+	r.mu.Unlock()
+}
+
+func (r *recorder) End(id string) {
+	r.mu.Lock()
+	r.ends = append(r.ends, id)
+	r.mu.Unlock()
+}
+
+func (r *recorder) snapshot() ([]store.Event, []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]store.Event(nil), r.evs...), append([]string(nil), r.ends...)
+}
+
+// TestFollow checks what Follow publishes: the events of this Store's
+// writers as they are written, live deltas in their place, and those of
+// another Store (as another process would write them) within one poll
+// interval; never the history it found. It runs in a synctest bubble, where
+// the interval is exact.
+func TestFollow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		path := filepath.Join(t.TempDir(), "f.db")
+		st, err := sqlite.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		fill(t, st, "old", 3) // history: not published
+		rec := &recorder{}
+		done := make(chan error, 1)
+		const interval = 20 * time.Millisecond
+		go func() { done <- st.Follow(ctx, rec, interval) }()
+		synctest.Wait() // Follow has taken its starting point and waits for its first tick
+
+		// In this Store: published by the writer, live deltas in their place.
+		w, err := st.Create(ctx, store.NewSession{ID: "local"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeAll(t, w, sampleEnvelopes("local"))
+		if err := w.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		// In another Store (as another process would): found by polling.
+		other, err := sqlite.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.Close()
+		fill(t, other, "remote", 50)
+		time.Sleep(interval)
+		synctest.Wait()
+		evs, ends := rec.snapshot()
+		var got []string
+		for _, e := range evs {
+			got = append(got, fmt.Sprintf("%s:%d:%s", e.Session, e.Seq, e.Type))
+		}
+		want := []string{"local:1:session.started", "local:2:message", "local:0:message.delta", "local:3:usage",
+			"local:4:session.title", "local:5:stderr", "local:6:session.ended"}
+		for i := 1; i <= 50; i++ {
+			typ := "message"
+			if i%3 == 0 {
+				typ = "thinking"
+			}
+			want = append(want, fmt.Sprintf("remote:%d:%s", i, typ))
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("published one poll interval after the remote session was written (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{"local", "remote"}, ends); diff != "" {
+			t.Errorf("ends (-want +got):\n%s", diff)
+		}
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("Follow returned %v", err)
+		}
+	})
+}
+
+// fill writes n message events to a new session and closes it.
+func fill(t testing.TB, st *sqlite.Store, id string, n int) {
+	t.Helper()
 	ctx := context.Background()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "r.db")
-	st, err := sqlite.Open(path)
+	w, err := st.Create(ctx, store.NewSession{ID: id, Harness: "jsonl"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	w, err := st.CreateWriter(ctx, store.NewSession{ID: "r", Protocol: "jsonl"})
-	if err != nil {
+	for i := 1; i <= n; i++ {
+		typ := agentstream.Payload(&agentstream.Message{Role: "assistant", Text: fmt.Sprint("m", i)})
+		if i%3 == 0 {
+			typ = &agentstream.Thinking{Text: fmt.Sprint("t", i)}
+		}
+		if err := w.Handle(ctx, agentstream.Envelope{Session: id, Seq: int64(i), Turn: 1, Payload: typ}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(ctx); err != nil {
 		t.Fatal(err)
-	}
-	writeAll(t, w, sampleEnvelopes("r")[:2])
-	if err := w.Line(ctx, store.Line{Stream: "stdout", N: 1, Data: []byte("x")}); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	// Another Store in this process does not reap a session whose writer
-	// is alive.
-	other, err := sqlite.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	if _, err := other.Resume(ctx, "r"); !errors.Is(err, sqlite.ErrRunning) {
-		t.Errorf("resume a running session: err = %v, want ErrRunning", err)
-	}
-	if n, err := other.Reap(ctx); err != nil || n != 0 {
-		t.Fatalf("Reap of a live writer's session = %d, %v; want 0", n, err)
-	}
-	// A writer whose heartbeat went stale is reaped (by Open).
-	time.Sleep(2 * time.Millisecond)
-	stale, err := sqlite.OpenOptions(path, sqlite.Options{StaleAfter: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stale.Close()
-	sess, _ := stale.Session(ctx, "r")
-	if sess.Status != store.StatusInterrupted || sess.EndedAt.IsZero() {
-		t.Errorf("after reap: status %q, endedAt %v", sess.Status, sess.EndedAt)
-	}
-	r, err := stale.Resume(ctx, "r")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.LastSeq() != 2 || r.LastLine("stdout") != 1 {
-		t.Errorf("resumed at seq %d line %d, want 2 and 1", r.LastSeq(), r.LastLine("stdout"))
-	}
-	writeAll(t, r, []agentstream.Envelope{{Seq: 3, Payload: &agentstream.SessionEnded{Status: "failed", Reason: "exit", Error: "exit status 1"}}})
-	if err := r.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	sess, _ = stale.Session(ctx, "r")
-	if sess.Status != "failed" || sess.LastSeq != 3 || sess.Error != "exit status 1" {
-		t.Errorf("after resume: %+v", sess)
-	}
-	if _, err := stale.Resume(ctx, "r"); !errors.Is(err, store.ErrClosed) {
-		t.Errorf("resume an ended session: err = %v, want ErrClosed", err)
-	}
-	if _, err := stale.Resume(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("resume an unknown session: err = %v, want ErrNotFound", err)
 	}
 }
 

@@ -79,6 +79,34 @@ func record(c *check) {
 	}
 }
 
+func titleSources(c *check) {
+	st := c.h.Open(c.t)
+	prompt := &agentstream.SessionTitle{Title: "fix the test", Source: agentstream.TitlePrompt}
+	harness := &agentstream.SessionTitle{Title: "Fixing the parser test"}
+	for i, tt := range []struct {
+		name   string
+		titles []*agentstream.SessionTitle
+		want   string
+	}{
+		{"prompt only", []*agentstream.SessionTitle{prompt}, "fix the test"},
+		{"the harness's later", []*agentstream.SessionTitle{prompt, harness}, "Fixing the parser test"},
+		{"the harness's first", []*agentstream.SessionTitle{harness, prompt}, "Fixing the parser test"},
+	} {
+		id := fmt.Sprint("s_title_", i)
+		w, err := st.Create(c.ctx, store.NewSession{ID: id, Harness: "claude-code"})
+		c.must(err, "Create")
+		for j, p := range tt.titles {
+			c.handleAll(w, []agentstream.Envelope{{Seq: int64(j + 1), Payload: p}})
+		}
+		c.must(w.Close(c.ctx), "Close")
+		s, err := st.Session(c.ctx, id)
+		c.must(err, "Session")
+		if s.Title != tt.want {
+			c.errorf("%s: title %q, want %q", tt.name, s.Title, tt.want)
+		}
+	}
+}
+
 func create(c *check) {
 	st := c.h.Open(c.t)
 	w, err := st.Create(c.ctx, store.NewSession{})

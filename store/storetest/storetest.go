@@ -107,6 +107,7 @@ func Rules() []Rule {
 	return []Rule{
 		{"round-trip", "a stored event reads back byte for byte as Envelope.AppendJSON wrote it; live deltas are not stored", roundTrip},
 		{"record", "the session record holds what NewSession gave and what the events said: harness, version, model, title, cwd, command, parent, labels, reason, error, last seq, usage recap", record},
+		{"title-sources", "a title taken from the first prompt (session.title with source prompt) never replaces the harness's own, and the harness's replaces it", titleSources},
 		{"create", "Create gives a new id when none is given, and refuses an invalid id and one that exists", create},
 		{"ack", "Acked never passes LastSeq; after Flush, Acked is LastSeq and another process sees every event handed over", ack},
 		{"seq", "a stored event with seq 0 gets LastSeq()+1; a seq past LastSeq()+1 is ErrSeq and leaves the writer usable", seq},

@@ -462,10 +462,12 @@ func TestStreamResync(t *testing.T) {
 	if first.id != "1" {
 		t.Fatalf("first event %+v", first)
 	}
-	// A live delta wakes the subscriber, which then pauses 300 ms while
-	// 50 events overflow its 4 slots.
+	// A live delta wakes the subscriber, which sends it, then pauses 300 ms
+	// while 50 events overflow its 4 slots.
 	w.Handle(ctx, agentstream.Envelope{Payload: &agentstream.MessageDelta{Role: "assistant", Text: "x"}})
-	time.Sleep(50 * time.Millisecond)
+	if ev := <-ch; ev.event != "message.delta" {
+		t.Fatalf("after the delta: event %+v, want the delta", ev)
+	}
 	for i := 2; i <= 51; i++ {
 		w.Handle(ctx, agentstream.Envelope{Seq: int64(i), Payload: &agentstream.Message{Role: "assistant", Text: "x"}})
 		w.Flush(ctx)
@@ -700,6 +702,9 @@ func TestAllStream(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ch := openStream(t, ctx, ts.srv.URL+"/api/events/stream", "")
+	// The stream's headers come once the server has subscribed, but the
+	// store publishes only what is committed after its Follow (started by
+	// newServer, reading the database) began, which gives no signal.
 	time.Sleep(20 * time.Millisecond)
 	ts.fill(t, "a", 2)
 	var got []string

@@ -176,7 +176,7 @@ class ToolView {
     const toggle = h('button', { type: 'button', class: 'tool-toggle', 'aria-expanded': 'false', title: 'Show input and output' },
       icon(CHEVRON, 'chevron'),
       h('span', { class: 'tool-icon', title: this.category, dataset: { category: this.category } }, icon(ICONS[this.category])),
-      h('span', { class: 'tool-name', text: str(p.name) || 'tool' }),
+      h('span', { class: 'tool-name', text: str(p.displayName) || str(p.name) || 'tool', title: str(p.name) }),
       h('span', { class: 'tool-summary', text: str(p.summary) }),
     );
     if (p.summary) toggle.querySelector('.tool-summary').title = str(p.summary);
