@@ -300,8 +300,9 @@ type Publisher interface {
 // any crash may be handed again what was already stored (a replay): an
 // event with a seq at or below LastSeq is a no-op when the session holds
 // that seq with the same body (the stored time stays), and ErrConflict
-// otherwise; it is neither stored twice nor published again, and a live
-// delta handed over while the writer replays is dropped. A seq beyond
+// otherwise; it is neither stored twice nor published again. A resumed
+// writer drops the live deltas it is handed before its first new stored
+// event, since they may be a replay's. A seq beyond
 // LastSeq()+1 is ErrSeq. Likewise a line at or below the stream's
 // LastLine is a no-op when the store holds it with the same bytes or does
 // not hold it, and ErrConflict when it holds other bytes. Both buffer: the writer commits in batches, when

@@ -144,7 +144,7 @@ func (s *Store) ResumeWriter(ctx context.Context, id string) (*Writer, error) {
 	if err := s.pool.QueryRow(ctx, `SELECT end_status FROM sessions WHERE sid = $1`, sid).Scan(&endStatus); err != nil {
 		return nil, fmt.Errorf("postgres: resume %s: %w", id, err)
 	}
-	st := batch.Start{Session: id, LastSeq: sess.LastSeq, Record: store.RecordOf(sess, endStatus.String)}
+	st := batch.Start{Session: id, LastSeq: sess.LastSeq, Record: store.RecordOf(sess, endStatus.String), Resumed: true}
 	rows, err := s.pool.Query(ctx, `SELECT stream, max(n) FROM lines WHERE sid = $1 GROUP BY stream`, sid)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: resume %s: %w", id, err)

@@ -149,7 +149,7 @@ func (s *Store) ResumeWriter(ctx context.Context, id string) (*Writer, error) {
 	if err := s.write.QueryRowContext(ctx, `SELECT end_status FROM sessions WHERE sid = ?`, sid).Scan(&endStatus); err != nil {
 		return nil, fmt.Errorf("sqlite: resume %s: %w", id, err)
 	}
-	st := batch.Start{Session: id, LastSeq: sess.LastSeq, Record: store.RecordOf(sess, endStatus.String)}
+	st := batch.Start{Session: id, LastSeq: sess.LastSeq, Record: store.RecordOf(sess, endStatus.String), Resumed: true}
 	rows, err := s.write.QueryContext(ctx, `SELECT stream, max(n) FROM lines WHERE sid = ? GROUP BY stream`, sid)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: resume %s: %w", id, err)

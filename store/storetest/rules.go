@@ -262,17 +262,31 @@ func replayResumed(c *check) {
 	// The writer committed 6 events and lines, then its process died
 	// before anyone heard of it: the session stops, not ended.
 	c.must(w.Close(c.ctx), "Close")
+	rec := &recorder{}
+	ctx, cancel := withCancel(c)
+	defer cancel()
+	go st.Follow(ctx, rec, 10*time.Millisecond)
+	rec.waitReady(c, st)
 	r, err := st.Resume(c.ctx, "s_rr")
 	c.must(err, "Resume")
 	if r.LastSeq() != 6 || r.LastLine(store.Stdout) != 6 {
 		c.errorf("resumed at seq %d, line %d; want 6 and 6", r.LastSeq(), r.LastLine(store.Stdout))
 	}
-	// The new writer is handed everything from the start again.
+	// The new writer is handed everything from the start again, with the
+	// live deltas the replayed lines give.
+	delta := agentstream.Envelope{Session: "s_rr", Payload: &agentstream.MessageDelta{Role: "assistant", Text: "replayed"}}
 	for i := range envs {
 		c.must(r.Line(c.ctx, line(int64(i+1))), fmt.Sprint("Line ", i+1, " again"))
+		if i < 5 {
+			c.must(r.Handle(c.ctx, delta), "a live delta while replaying")
+		}
 		c.must(r.Handle(c.ctx, envs[i]), fmt.Sprint("Handle seq ", i+1, " again"))
 	}
 	c.must(r.Close(c.ctx), "Close")
+	c.waitFor("the session's end published", func() bool { return len(rec.ends()) == 2 })
+	if diff := cmp.Diff([]string{"7", "8", "9", "10"}, rec.published()); diff != "" {
+		c.errorf("published after the resume: only what was new (-want +got):\n%s", diff)
+	}
 	if diff := cmp.Diff(jsonOf(envs), c.all(st, "s_rr")); diff != "" {
 		c.errorf("stored (-want +got):\n%s", diff)
 	}

@@ -82,6 +82,10 @@ type Start struct {
 	LastSeq  int64
 	LastLine [2]int64
 	Record   store.Record
+	// Resumed says that the writer continues a session (Store.Resume):
+	// until its first new stored event, it may be handed a replay, and
+	// drops the live deltas.
+	Resumed bool
 }
 
 // Writer records one session; see store.Writer for the contract.
@@ -104,7 +108,7 @@ type Writer struct {
 	lineBytes  int
 	lastSeq    int64
 	lastLine   [2]int64
-	replay     int64 // seq of the last replayed event, 0 when not replaying
+	catchingUp bool // resumed, and no new stored event handed over yet
 	rec        store.Record
 	recDirty   bool
 	inflight   bool
@@ -139,6 +143,7 @@ type pending struct {
 // New starts the writer of a session.
 func New(be Backend, st Start, opts Options) *Writer {
 	w := &Writer{be: be, id: st.Session, opts: opts, lastSeq: st.LastSeq, lastLine: st.LastLine, rec: st.Record,
+		catchingUp: st.Resumed,
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), loopDone: make(chan struct{})}
 	w.acked.Store(st.LastSeq)
 	w.published.Store(st.LastSeq)
@@ -241,8 +246,8 @@ func (w *Writer) Handle(ctx context.Context, e agentstream.Envelope) error {
 		return err
 	}
 	if agentstream.IsLive(typ) {
-		if w.replay > 0 && w.replay < w.lastSeq {
-			// A replay's delta: what it leads to is stored already.
+		if w.catchingUp {
+			// Maybe a replay's delta, whose event is stored already.
 			w.mu.Unlock()
 			return nil
 		}
@@ -272,7 +277,7 @@ func (w *Writer) Handle(ctx context.Context, e agentstream.Envelope) error {
 		w.mu.Unlock()
 		return fmt.Errorf("%w: session %s got seq %d after %d", store.ErrSeq, w.id, e.Seq, last)
 	}
-	w.replay = 0
+	w.catchingUp = false
 	if len(w.slab)+4096 > cap(w.slab) {
 		w.slab = make([]byte, 0, max(64<<10, 2*cap(w.slab)))
 	}
@@ -306,9 +311,6 @@ func (w *Writer) replayEvent(ctx context.Context, e *agentstream.Envelope) error
 	if string(stored) != string(store.AppendBody(nil, e)) {
 		return fmt.Errorf("%w: session %s holds another event at seq %d", store.ErrConflict, w.id, e.Seq)
 	}
-	w.mu.Lock()
-	w.replay = e.Seq
-	w.mu.Unlock()
 	return nil
 }
 
