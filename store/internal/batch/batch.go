@@ -143,8 +143,7 @@ type pending struct {
 // New starts the writer of a session.
 func New(be Backend, st Start, opts Options) *Writer {
 	w := &Writer{be: be, id: st.Session, opts: opts, lastSeq: st.LastSeq, lastLine: st.LastLine, rec: st.Record,
-		catchingUp: st.Resumed,
-		kick: make(chan struct{}, 1), stop: make(chan struct{}), loopDone: make(chan struct{})}
+		catchingUp: st.Resumed, kick: make(chan struct{}, 1), stop: make(chan struct{}), loopDone: make(chan struct{})}
 	w.acked.Store(st.LastSeq)
 	w.published.Store(st.LastSeq)
 	w.lastWrite.Store(time.Now().UnixMilli())
