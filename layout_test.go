@@ -141,7 +141,8 @@ func within(p, base string) bool { return p == base || strings.HasPrefix(p, base
 //     (the diff library), which the adapters use;
 //   - internal/demo and internal/workload, the floor above everything, are
 //     imported only by cmd/ (and tests);
-//   - only agentstreamtest imports testing outside tests.
+//   - only the conformance suites, agentstreamtest and store/storetest,
+//     import testing outside tests, and only tests import them.
 func TestImports(t *testing.T) {
 	fset, pkgs := packages(t)
 	mods := requires(t)
@@ -179,8 +180,9 @@ func TestImports(t *testing.T) {
 			func(p string) bool { return p == inner+"/filediff" }, func(i string) bool { return dialect(i) || within(i, diffLib) }},
 		{"the store interface imports the root and the scanner only",
 			func(p string) bool { return p == module+"/store" }, func(i string) bool { return std(i) || i == module || i == jsonscan }},
-		{"only agentstreamtest imports testing outside tests",
-			func(p string) bool { return p != module+"/agentstreamtest" }, func(i string) bool { return !within(i, "testing") }},
+		{"only the conformance suites import testing outside tests",
+			func(p string) bool { return p != module+"/agentstreamtest" && p != module+"/store/storetest" },
+			func(i string) bool { return !within(i, "testing") }},
 		{"internal/demo and internal/workload are imported by cmd/ only",
 			func(p string) bool { return !within(p, module+"/cmd") },
 			func(i string) bool {
@@ -188,6 +190,8 @@ func TestImports(t *testing.T) {
 			}},
 		{"only tests import agentstreamtest",
 			func(p string) bool { return p != module+"/agentstreamtest" }, func(i string) bool { return !within(i, module+"/agentstreamtest") }},
+		{"only tests import store/storetest",
+			func(p string) bool { return p != module+"/store/storetest" }, func(i string) bool { return !within(i, module+"/store/storetest") }},
 	}
 	importers := map[string][]string{} // outside module → packages importing it
 	wrappers := map[string]string{}    // package → the outside module it wraps

@@ -45,9 +45,22 @@ var ErrNotFound = errors.New("store: not found")
 // session that ended normally.
 var ErrClosed = errors.New("store: session writer closed")
 
-// ErrSeq is returned by a Writer given a stored event whose seq does not
-// follow the last one: seq is dense and gap-free within a session.
+// ErrSeq is returned by a Writer given a stored event whose seq would
+// leave a gap after the last one: seq is dense and gap-free within a
+// session.
 var ErrSeq = errors.New("store: seq out of order")
+
+// ErrConflict is returned by a Writer given a stored event whose seq the
+// session already holds with another body (see AppendBody: everything in
+// the envelope but its session, seq and time), or a native line whose
+// number its stream already holds with other bytes (see SameLine). What
+// the store holds stays; the writer stays usable when the conflict is
+// found as the event or line is handed over, and the error is sticky when
+// it is found at commit (another writer wrote the same session meanwhile).
+var ErrConflict = errors.New("store: conflicting content for a stored key")
+
+// ErrRunning is returned by Resume for a session whose writer is alive.
+var ErrRunning = errors.New("store: session is running")
 
 // Session is the record of one session: what it ran, how it ended, and the
 // usage recap of its events. Optional strings are empty when unknown (null
@@ -280,7 +293,19 @@ type Publisher interface {
 // A Writer records one session as it runs. Handle takes the session's
 // envelopes in order (the store keeps the stored ones, whose seq must
 // follow the last one, and publishes live deltas without keeping them);
-// Line keeps a native line. Both buffer: the writer commits in batches, when
+// Line keeps a native line.
+//
+// Writes are idempotent, keyed on (session, seq) for events and (session,
+// stream, line number) for native lines, so that a writer resumed after
+// any crash may be handed again what was already stored (a replay): an
+// event with a seq at or below LastSeq is a no-op when the session holds
+// that seq with the same body (the stored time stays), and ErrConflict
+// otherwise; it is neither stored twice nor published again. A resumed
+// writer drops the live deltas it is handed before its first new stored
+// event, since they may be a replay's. A seq beyond
+// LastSeq()+1 is ErrSeq. Likewise a line at or below the stream's
+// LastLine is a no-op when the store holds it with the same bytes or does
+// not hold it, and ErrConflict when it holds other bytes. Both buffer: the writer commits in batches, when
 // a batch is full or shortly after its first entry. An event is
 // acknowledged once the transaction that holds it has committed: Acked
 // returns the highest such seq, and Flush returns once everything handed
@@ -294,8 +319,8 @@ type Writer interface {
 	agentstream.Handler
 	// Session is the session id.
 	Session() string
-	// Line keeps one native line. Lines at or below the stream's last kept
-	// line number are ignored, so a retried line is never kept twice.
+	// Line keeps one native line. A line at or below the stream's last
+	// line number is never kept twice (see the replay rule above).
 	Line(ctx context.Context, l Line) error
 	// LastLine returns the number of the last line kept (or handed over)
 	// for a stream.
@@ -330,8 +355,10 @@ type Store interface {
 	// Create creates a session and returns its writer.
 	Create(ctx context.Context, s NewSession) (Writer, error)
 	// Resume returns a writer continuing a session that is not running,
-	// such as one interrupted by a crash; it returns ErrClosed for one that
-	// ended normally and ErrNotFound for an unknown one.
+	// such as one interrupted by a crash, with LastSeq and LastLine where
+	// the store stands; it returns ErrClosed for one that ended normally,
+	// ErrRunning for one whose writer is alive and ErrNotFound for an
+	// unknown one.
 	Resume(ctx context.Context, id string) (Writer, error)
 }
 

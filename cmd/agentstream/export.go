@@ -36,7 +36,7 @@ func cmdExport(ctx context.Context, e *env, args []string) int {
 		return exitUsage
 	}
 	id := pos[0]
-	st, err := openStore(e, *db)
+	st, _, err := openStore(ctx, e, *db)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "agentstream export:", err)
 		return exitError

@@ -11,7 +11,6 @@ import (
 	"github.com/agentstream/agentstream"
 	"github.com/agentstream/agentstream/adapter"
 	"github.com/agentstream/agentstream/store"
-	"github.com/agentstream/agentstream/store/sqlite"
 )
 
 const importDoc = `Stores a recorded native output file (one harness's stdout, - for stdin) as a
@@ -43,7 +42,7 @@ func cmdImport(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "agentstream import: bad --id %q\n", *id)
 		return exitUsage
 	}
-	st, err := openStore(e, *db)
+	st, _, err := openStore(ctx, e, *db)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "agentstream import:", err)
 		return exitError
@@ -81,7 +80,7 @@ const importBuffer = 256
 
 // importStream stores the native lines of r as a new session and returns
 // its id.
-func importStream(ctx context.Context, st *sqlite.Store, r io.Reader, o importOptions) (string, error) {
+func importStream(ctx context.Context, st store.Store, r io.Reader, o importOptions) (string, error) {
 	br := bufio.NewReaderSize(r, adapter.DetectPeek)
 	protocol := o.protocol
 	if protocol == "" || protocol == "auto" {
@@ -101,7 +100,7 @@ func importStream(ctx context.Context, st *sqlite.Store, r io.Reader, o importOp
 	}
 	n := agentstream.NewNormalizer(a.New(), agentstream.NormalizerConfig{Session: id, Harness: harness, ExplicitTurns: a.ExplicitTurns})
 	var (
-		w         *sqlite.Writer
+		w         store.Writer
 		heldLines []store.Line
 		heldEnvs  []agentstream.Envelope
 		first     time.Time
@@ -114,7 +113,7 @@ func importStream(ctx context.Context, st *sqlite.Store, r io.Reader, o importOp
 			start = o.mtime
 		}
 		var err error
-		w, err = st.CreateWriter(ctx, store.NewSession{ID: id, Protocol: a.Name, Harness: harness, StartedAt: start})
+		w, err = st.Create(ctx, store.NewSession{ID: id, Protocol: a.Name, Harness: harness, StartedAt: start})
 		if err != nil {
 			return err
 		}
@@ -194,7 +193,7 @@ func importStream(ctx context.Context, st *sqlite.Store, r io.Reader, o importOp
 	if end.IsZero() {
 		end = o.mtime
 	}
-	if err := w.CloseAt(ctx, end); err != nil {
+	if err := closeAt(ctx, w, end); err != nil {
 		return "", err
 	}
 	return id, nil

@@ -9,7 +9,6 @@ import (
 	"github.com/agentstream/agentstream"
 	"github.com/agentstream/agentstream/runner"
 	"github.com/agentstream/agentstream/store"
-	"github.com/agentstream/agentstream/store/sqlite"
 	"github.com/agentstream/agentstream/web/api"
 )
 
@@ -42,19 +41,19 @@ func harnessOf(protocol string) string {
 
 // localRecording writes the session into the local store as it runs.
 type localRecording struct {
-	st       *sqlite.Store
-	w        *sqlite.Writer
+	st       sessionStore
+	w        store.Writer
 	out      *store.LineSplitter
 	protocol string
 }
 
 func newLocalRecording(ctx context.Context, e *env, db, protocol string, command []string) (*localRecording, error) {
-	st, err := openStore(e, db)
+	st, _, err := openStore(ctx, e, db)
 	if err != nil {
 		return nil, err
 	}
 	cwd, _ := os.Getwd()
-	w, err := st.CreateWriter(ctx, store.NewSession{Protocol: protocol, Harness: harnessOf(protocol), Cwd: cwd, Command: command})
+	w, err := st.Create(ctx, store.NewSession{Protocol: protocol, Harness: harnessOf(protocol), Cwd: cwd, Command: command})
 	if err != nil {
 		st.Close()
 		return nil, err

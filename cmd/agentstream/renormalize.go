@@ -11,7 +11,6 @@ import (
 	"github.com/agentstream/agentstream"
 	"github.com/agentstream/agentstream/adapter"
 	"github.com/agentstream/agentstream/store"
-	"github.com/agentstream/agentstream/store/sqlite"
 )
 
 const renormalizeDoc = `Reads a stored session's native lines again with today's adapter and prints
@@ -35,7 +34,7 @@ func cmdRenormalize(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "agentstream renormalize: one SESSION expected")
 		return exitUsage
 	}
-	st, err := openStore(e, *db)
+	st, _, err := openStore(ctx, e, *db)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "agentstream renormalize:", err)
 		return exitError
@@ -86,7 +85,7 @@ type lineKey struct {
 
 // renormalize returns the stored events of a session and those today's
 // adapter makes of its native lines.
-func renormalize(ctx context.Context, st *sqlite.Store, id, protocol string) (old, fresh []agentstream.Envelope, err error) {
+func renormalize(ctx context.Context, st sessionStore, id, protocol string) (old, fresh []agentstream.Envelope, err error) {
 	sess, err := st.Session(ctx, id)
 	if err != nil {
 		return nil, nil, err

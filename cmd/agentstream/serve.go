@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/agentstream/agentstream/hub"
-	"github.com/agentstream/agentstream/store/sqlite"
 	"github.com/agentstream/agentstream/web/api"
 	"github.com/agentstream/agentstream/web/ui"
 )
@@ -42,7 +41,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "agentstream serve: %s is not a loopback address: refusing to serve without --token\n", *addr)
 		return exitUsage
 	}
-	st, err := openStore(e, *db)
+	st, where, err := openStore(ctx, e, *db)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "agentstream serve:", err)
 		return exitError
@@ -54,7 +53,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		return exitError
 	}
 	srv := startServer(ctx, st, ln, *token)
-	fmt.Fprintf(e.stderr, "agentstream serve: http://%s (database %s)\n", ln.Addr(), st.Path())
+	fmt.Fprintf(e.stderr, "agentstream serve: http://%s (database %s)\n", ln.Addr(), where)
 	select {
 	case err = <-srv.errc:
 	case <-ctx.Done():
@@ -80,7 +79,7 @@ type server struct {
 }
 
 // startServer starts serving on ln until stop is called.
-func startServer(ctx context.Context, st *sqlite.Store, ln net.Listener, token string) *server {
+func startServer(ctx context.Context, st sessionStore, ln net.Listener, token string) *server {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &server{cancel: cancel, errc: make(chan error, 1)}
 	h := hub.New(hub.Options{})

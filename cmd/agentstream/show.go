@@ -10,7 +10,6 @@ import (
 	"github.com/agentstream/agentstream"
 	"github.com/agentstream/agentstream/console"
 	"github.com/agentstream/agentstream/store"
-	"github.com/agentstream/agentstream/store/sqlite"
 )
 
 const showDoc = `Renders a stored session with the console renderer, as 'agentstream run'
@@ -37,7 +36,7 @@ func cmdShow(ctx context.Context, e *env, args []string) int {
 		return exitUsage
 	}
 	id := pos[0]
-	st, err := openStore(e, *db)
+	st, _, err := openStore(ctx, e, *db)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "agentstream show:", err)
 		return exitError
@@ -79,7 +78,7 @@ func cmdShow(ctx context.Context, e *env, args []string) int {
 // replaySession hands every stored event of a session to h, in order; with
 // follow, it then polls for new ones until the session is no longer
 // running.
-func replaySession(ctx context.Context, st *sqlite.Store, id string, follow bool, h agentstream.Handler, out *bufio.Writer) error {
+func replaySession(ctx context.Context, st store.Store, id string, follow bool, h agentstream.Handler, out *bufio.Writer) error {
 	var last int64
 	for {
 		// Read the status before the events: once it says the session

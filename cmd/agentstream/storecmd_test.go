@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
 )
 
 // runCmd runs the program with args and returns its exit code and output.
@@ -21,9 +24,61 @@ func runCmd(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
+// TestStoreCommands runs the commands that read and write sessions on an
+// SQLite file and, when a server is at hand, on a PostgreSQL database.
 func TestStoreCommands(t *testing.T) {
-	dir := t.TempDir()
-	db := filepath.Join(dir, "s.db")
+	t.Run("sqlite", func(t *testing.T) { storeCommands(t, filepath.Join(t.TempDir(), "s.db")) })
+	t.Run("postgres", func(t *testing.T) {
+		db := postgresSchema(t)
+		code, _, errs := runCmd(t, "sessions", "--db", db)
+		if code == 0 || !strings.Contains(errs, "agentstream migrate --db") {
+			t.Errorf("sessions on a database without the schema: %d %q, want a failure that says to migrate", code, errs)
+		}
+		code, out, errs := runCmd(t, "migrate", "--db", db)
+		if code != 0 || !strings.Contains(out, "schema version 0 → ") {
+			t.Fatalf("migrate: %d %q %s", code, out, errs)
+		}
+		code, out, _ = runCmd(t, "migrate", "--db", db)
+		if code != 0 || !strings.Contains(out, "up to date") {
+			t.Errorf("migrate again: %d %q", code, out)
+		}
+		storeCommands(t, db)
+	})
+}
+
+// postgresSchema returns the URL of a fresh schema on the server
+// AGENTSTREAM_TEST_POSTGRES names, dropped at the end of the test, or skips
+// the test.
+func postgresSchema(t *testing.T) string {
+	base := os.Getenv("AGENTSTREAM_TEST_POSTGRES")
+	if base == "" {
+		t.Skip("no PostgreSQL server: set AGENTSTREAM_TEST_POSTGRES=postgres://… (scripts/test starts one)")
+	}
+	ctx := context.Background()
+	schema := fmt.Sprintf("cmd_%d", time.Now().UnixNano())
+	exec := func(q string) {
+		conn, err := pgx.Connect(ctx, base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec("CREATE SCHEMA " + schema)
+	t.Cleanup(func() { exec("DROP SCHEMA " + schema + " CASCADE") })
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func storeCommands(t *testing.T, db string) {
 	input := filepath.Join("..", "..", "web", "api", "testdata", "claude-turn-tools.jsonl")
 	want, err := os.ReadFile(input)
 	if err != nil {

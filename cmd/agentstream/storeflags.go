@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,11 +10,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentstream/agentstream"
+	"github.com/agentstream/agentstream/store"
+	"github.com/agentstream/agentstream/store/postgres"
 	"github.com/agentstream/agentstream/store/sqlite"
 )
 
 // dbHelp documents where the session database is.
-const dbHelp = "the session database (default $AGENTSTREAM_DB, else $XDG_DATA_HOME/agentstream/agentstream.db, else ~/.local/share/agentstream/agentstream.db)"
+const dbHelp = "the session database: a postgres:// (or postgresql://) URL, else an SQLite file (default $AGENTSTREAM_DB, else $XDG_DATA_HOME/agentstream/agentstream.db, else ~/.local/share/agentstream/agentstream.db)"
 
 // dbFlag declares --db on fs.
 func dbFlag(fs *flag.FlagSet) *string { return fs.String("db", "", dbHelp) }
@@ -36,13 +40,50 @@ func dbPath(e *env, flagValue string) (string, error) {
 	return "", errors.New("no database: set --db, $AGENTSTREAM_DB or $HOME")
 }
 
-// openStore opens the session database named by --db (or its default).
-func openStore(e *env, flagValue string) (*sqlite.Store, error) {
+// sessionStore is what the commands need of a store, whichever it is.
+type sessionStore interface {
+	store.Store
+	Follow(ctx context.Context, pub store.Publisher, interval time.Duration) error
+	ReplaceEvents(ctx context.Context, id string, envs []agentstream.Envelope) error
+	SetProtocol(ctx context.Context, id, protocol string) error
+	Close() error
+}
+
+var (
+	_ sessionStore = (*sqlite.Store)(nil)
+	_ sessionStore = (*postgres.Store)(nil)
+)
+
+// openStore opens the session database named by --db (or its default): a
+// PostgreSQL database for a postgres:// URL, else an SQLite file. It also
+// returns where the database is, for messages (without a password).
+func openStore(ctx context.Context, e *env, flagValue string) (sessionStore, string, error) {
 	path, err := dbPath(e, flagValue)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return sqlite.Open(path)
+	if postgres.IsURL(path) {
+		st, err := postgres.Open(ctx, path)
+		if err != nil {
+			return nil, "", err
+		}
+		return st, st.String(), nil
+	}
+	st, err := sqlite.Open(path)
+	if err != nil {
+		return nil, "", err
+	}
+	return st, st.Path(), nil
+}
+
+// closeAt closes a writer with its session's end time.
+func closeAt(ctx context.Context, w store.Writer, t time.Time) error {
+	if c, ok := w.(interface {
+		CloseAt(context.Context, time.Time) error
+	}); ok {
+		return c.CloseAt(ctx, t)
+	}
+	return w.Close(ctx)
 }
 
 // parseSince reads a --since value: a duration back from now (90m, 36h,

@@ -96,7 +96,7 @@ func cmdUsage(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintf(e.stderr, "agentstream usage: bad --by %q: want %s\n", key, strings.Join(agentstream.UsageGroupings, ", "))
 			return exitUsage
 		}
-		st, err := openStore(e, *db)
+		st, _, err := openStore(ctx, e, *db)
 		if err != nil {
 			fmt.Fprintln(e.stderr, "agentstream usage:", err)
 			return exitError
@@ -134,7 +134,7 @@ func cmdUsage(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintln(e.stderr, "agentstream usage: --protocol reads a FILE, not the store")
 			return exitUsage
 		}
-		st, err := openStore(e, *db)
+		st, _, err := openStore(ctx, e, *db)
 		if err != nil {
 			fmt.Fprintln(e.stderr, "agentstream usage:", err)
 			return exitError

@@ -10,6 +10,8 @@
 // again, and the file is intact. A power loss or an operating-system crash
 // may lose the last transactions committed before it (never corrupt the
 // file); that is the price of not waiting for the disk on every commit.
+// The log is copied into the database (a checkpoint) by a goroutine of the
+// Store, outside the commits; a new database has 16 KiB pages.
 //
 // A Writer batches a session's events and native lines into transactions;
 // an event is acknowledged (Writer.Acked) once its transaction committed.

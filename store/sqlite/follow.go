@@ -32,8 +32,7 @@ func (s *Store) Reap(ctx context.Context) (int, error) {
 		hb  sql.NullInt64
 	}
 	var dead []cand
-	now := time.Now().UnixMilli()
-	stale := s.opts.StaleAfter.Milliseconds()
+	now := time.Now()
 	for rows.Next() {
 		var (
 			sid  int64
@@ -51,11 +50,8 @@ func (s *Store) Reap(ctx context.Context) (int, error) {
 		if mine {
 			continue
 		}
-		gone := !hb.Valid || now-hb.Int64 > stale
-		if host.String == s.host && pid.Valid && int(pid.Int64) != s.pid && !processAlive(int(pid.Int64)) {
-			gone = true
-		}
-		if gone {
+		o := store.Owner{Host: host.String, PID: int(pid.Int64), Heartbeat: fromMs(hb)}
+		if o.Gone(now, s.opts.StaleAfter, s.host, s.pid) {
 			dead = append(dead, cand{sid, hb})
 		}
 	}
@@ -70,7 +66,7 @@ func (s *Store) Reap(ctx context.Context) (int, error) {
 		res, err := s.write.ExecContext(ctx, `UPDATE sessions SET status = 'interrupted',
 			ended_at = coalesce(heartbeat_at, ?), owner_pid = NULL,
 			tick = (SELECT max(tick) + 1 FROM sessions)
-			WHERE sid = ? AND status = 'running' AND heartbeat_at IS ?`, now, c.sid, c.hb)
+			WHERE sid = ? AND status = 'running' AND heartbeat_at IS ?`, now.UnixMilli(), c.sid, c.hb)
 		if err != nil {
 			return n, fmt.Errorf("sqlite: reap: %w", err)
 		}
@@ -133,7 +129,7 @@ func (s *Store) Follow(ctx context.Context, pub store.Publisher, interval time.D
 	rows.Close()
 	s.mu.Lock()
 	for sid, w := range s.local {
-		if w.done.Load() {
+		if w.w.Done() {
 			delete(s.local, sid)
 		}
 	}
@@ -214,14 +210,14 @@ func (s *Store) pollOnce(ctx context.Context, conn *sql.Conn, pub store.Publishe
 		}
 		s.mu.Lock()
 		w := s.local[c.sid]
-		if w != nil && w.done.Load() {
+		if w != nil && w.w.Done() {
 			delete(s.local, c.sid)
 		}
 		s.mu.Unlock()
 		if w != nil {
 			// Its writer publishes it; just keep up.
-			k.seq = max(k.seq, w.published.Load())
-			k.ended = w.done.Load()
+			k.seq = max(k.seq, w.w.Published())
+			k.ended = w.w.Done()
 			tick = c.tick
 			continue
 		}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/agentstream/agentstream"
-	"github.com/agentstream/agentstream/internal/jsonscan"
 	"github.com/agentstream/agentstream/store"
 )
 
@@ -179,8 +178,7 @@ func (s *Store) events(ctx context.Context, sid int64, id string, q store.EventQ
 	}
 	lo, hi := eventKey(sid, 0), eventKey(sid, maxSeq)
 	var query strings.Builder
-	query.WriteString(`SELECT key, ts, type, harness, turn, origin, parent_call_id, payload, source_stream, source_line
-		FROM events WHERE key > ? AND key <= ?`)
+	query.WriteString(`SELECT key, ts, type, body FROM events WHERE key > ? AND key <= ?`)
 	desc := false
 	args := []any{lo, hi}
 	switch {
@@ -217,27 +215,19 @@ func (s *Store) events(ctx context.Context, sid int64, id string, q store.EventQ
 	}
 	defer rows.Close()
 	out := make([]store.Event, 0, min(limit, 1024))
-	var f envelopeFields
-	f.session = id
 	var (
-		key                                     int64
-		ts, srcLine                             sql.NullInt64
-		typ, harness, origin, parent, srcStream sql.RawBytes
-		payload                                 sql.RawBytes
+		key  int64
+		ts   sql.NullInt64
+		typ  sql.RawBytes
+		body sql.RawBytes
 	)
-	var buf []byte
 	for rows.Next() {
-		if err := rows.Scan(&key, &ts, &typ, &harness, &f.turn, &origin, &parent, &payload, &srcStream, &srcLine); err != nil {
+		if err := rows.Scan(&key, &ts, &typ, &body); err != nil {
 			return nil, fmt.Errorf("sqlite: events of %s: %w", id, err)
 		}
-		f.seq = key & maxSeq
-		f.ts, f.hasTS = ts.Int64, ts.Valid
-		f.typ = string(typ)
-		f.harness, f.origin, f.parent, f.srcStream = string(harness), string(origin), string(parent), string(srcStream)
-		f.srcLine, f.hasSrc = srcLine.Int64, srcLine.Valid
-		f.payload = payload
-		buf = appendEnvelope(buf[:0], f)
-		out = append(out, store.Event{Session: id, Seq: f.seq, Type: f.typ, Data: append([]byte(nil), buf...)})
+		seq := key & maxSeq
+		data := store.AppendEnvelope(make([]byte, 0, len(body)+len(id)+64), id, seq, fromMs(ts), body)
+		out = append(out, store.Event{Session: id, Seq: seq, Type: string(typ), Data: data})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: events of %s: %w", id, err)
@@ -256,9 +246,18 @@ func (s *Store) Line(ctx context.Context, id, stream string, n int64) (store.Lin
 	if err != nil {
 		return store.Line{}, err
 	}
+	return s.line(ctx, s.read, sid, id, stream, n)
+}
+
+// querier is a database, a connection or a transaction.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (s *Store) line(ctx context.Context, q querier, sid int64, id, stream string, n int64) (store.Line, error) {
 	l := store.Line{Stream: stream, N: n}
 	var ts sql.NullInt64
-	err = s.read.QueryRowContext(ctx, `SELECT size, sha256, ts, data FROM lines WHERE sid = ? AND stream = ? AND n = ?`,
+	err := q.QueryRowContext(ctx, `SELECT size, sha256, ts, data FROM lines WHERE sid = ? AND stream = ? AND n = ?`,
 		sid, stream, n).Scan(&l.Size, &l.SHA256, &ts, &l.Data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return l, store.ErrNotFound
@@ -313,77 +312,3 @@ func (s *Store) Lines(ctx context.Context, id string, fn func(store.Line) error)
 		}
 	}
 }
-
-// envelopeFields are the columns of one stored event.
-type envelopeFields struct {
-	session   string
-	seq       int64
-	ts        int64
-	hasTS     bool
-	harness   string
-	turn      int64
-	origin    string
-	parent    string
-	typ       string
-	payload   []byte
-	srcStream string
-	srcLine   int64
-	hasSrc    bool
-}
-
-// appendEnvelope appends the envelope JSON of a stored event, byte for byte
-// what agentstream.Envelope.AppendJSON writes for the same event.
-func appendEnvelope(b []byte, f envelopeFields) []byte {
-	b = append(b, `{"v":1,"session":`...)
-	b = appendString(b, f.session)
-	b = append(b, `,"seq":`...)
-	b = strconv.AppendInt(b, f.seq, 10)
-	b = append(b, `,"ts":`...)
-	if f.hasTS {
-		b = append(b, '"')
-		b = time.UnixMilli(f.ts).UTC().AppendFormat(b, agentstream.TimeFormat)
-		b = append(b, '"')
-	} else {
-		b = append(b, "null"...)
-	}
-	b = append(b, `,"harness":`...)
-	if f.harness == "" {
-		b = append(b, "null"...)
-	} else {
-		b = appendString(b, f.harness)
-	}
-	b = append(b, `,"turn":`...)
-	b = strconv.AppendInt(b, f.turn, 10)
-	b = append(b, `,"origin":`...)
-	origin := f.origin
-	if origin == "" {
-		origin = agentstream.OriginLive
-	}
-	b = appendString(b, origin)
-	if f.parent != "" {
-		b = append(b, `,"parentCallId":`...)
-		b = appendString(b, f.parent)
-	}
-	b = append(b, `,"type":`...)
-	b = appendString(b, f.typ)
-	b = append(b, `,"payload":`...)
-	if len(f.payload) == 0 {
-		b = append(b, "{}"...)
-	} else {
-		b = append(b, f.payload...)
-	}
-	b = append(b, `,"source":`...)
-	if f.hasSrc {
-		b = append(b, `{"stream":`...)
-		b = appendString(b, f.srcStream)
-		b = append(b, `,"line":`...)
-		b = strconv.AppendInt(b, f.srcLine, 10)
-		b = append(b, '}')
-	} else {
-		b = append(b, "null"...)
-	}
-	return append(b, '}')
-}
-
-// appendString appends s as a JSON string, as the envelope encoder does.
-func appendString(b []byte, s string) []byte { return jsonscan.AppendQuote(b, s) }

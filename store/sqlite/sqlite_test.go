@@ -1,9 +1,8 @@
 package sqlite_test
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
+	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -13,12 +12,38 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/agentstream/agentstream"
 	"github.com/agentstream/agentstream/store"
 	"github.com/agentstream/agentstream/store/sqlite"
+	"github.com/agentstream/agentstream/store/storetest"
 )
+
+// TestStore runs the store conformance suite.
+func TestStore(t *testing.T) {
+	storetest.Run(t, storetest.Harness{
+		Open: func(t *testing.T) storetest.Store {
+			return openTest(t, sqlite.Options{BatchSize: 16})
+		},
+		Reopen: func(t *testing.T, st storetest.Store) storetest.Store {
+			return openPath(t, st.(*sqlite.Store).Path(), sqlite.Options{})
+		},
+		Takeover: func(t *testing.T, st storetest.Store) storetest.Store {
+			time.Sleep(2 * time.Millisecond)
+			return openPath(t, st.(*sqlite.Store).Path(), sqlite.Options{StaleAfter: time.Nanosecond})
+		},
+	})
+}
+
+func openPath(t testing.TB, path string, opts sqlite.Options) *sqlite.Store {
+	t.Helper()
+	st, err := sqlite.OpenOptions(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
 
 func openTest(t testing.TB, opts sqlite.Options) *sqlite.Store {
 	t.Helper()
@@ -65,282 +90,6 @@ func writeAll(t testing.TB, w store.Writer, envs []agentstream.Envelope) {
 		if err := w.Handle(ctx, e); err != nil {
 			t.Fatal(err)
 		}
-	}
-}
-
-func TestRoundTrip(t *testing.T) {
-	ctx := context.Background()
-	st := openTest(t, sqlite.Options{})
-	w, err := st.Create(ctx, store.NewSession{ID: "s_round", Protocol: "claude-json", Harness: "claude-code",
-		Command: []string{"claude", "-p"}, Cwd: "/w", Labels: map[string]string{"team": "a"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	envs := sampleEnvelopes("s_round")
-	writeAll(t, w, envs)
-	if err := w.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	got, err := st.Events(ctx, "s_round", store.EventQuery{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want []string
-	for _, e := range envs {
-		if e.Seq > 0 {
-			want = append(want, string(e.AppendJSON(nil)))
-		}
-	}
-	var gotJSON []string
-	for _, ev := range got {
-		gotJSON = append(gotJSON, string(ev.Data))
-		if _, err := ev.Envelope(); err != nil {
-			t.Errorf("seq %d: %v", ev.Seq, err)
-		}
-	}
-	if diff := cmp.Diff(want, gotJSON); diff != "" {
-		t.Errorf("stored envelopes differ from AppendJSON (-want +got):\n%s", diff)
-	}
-	sess, err := st.Session(ctx, "s_round")
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantSess := store.Session{
-		ID: "s_round", Harness: "claude-code", Protocol: "claude-json", Version: "2.1", Model: "claude-sonnet-5",
-		Title: "Fix the Parser", Cwd: "/w", Command: []string{"claude", "-p"}, Status: "succeeded", Reason: "completion",
-		LastSeq: 6, Labels: map[string]string{"team": "a"},
-	}
-	if diff := cmp.Diff(wantSess, sess, cmpopts.IgnoreFields(store.Session{}, "StartedAt", "EndedAt", "Usage")); diff != "" {
-		t.Errorf("session (-want +got):\n%s", diff)
-	}
-	if sess.Usage.InputTokens == nil || *sess.Usage.InputTokens != 4 || sess.Usage.TokensFrom != "calls" {
-		t.Errorf("usage recap = %+v", sess.Usage)
-	}
-	if sess.EndedAt.IsZero() {
-		t.Error("EndedAt is zero after Close")
-	}
-}
-
-func TestWriterRejects(t *testing.T) {
-	ctx := context.Background()
-	st := openTest(t, sqlite.Options{})
-	w, err := st.Create(ctx, store.NewSession{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	msg := &agentstream.Message{Role: "assistant", Text: "hi"}
-	if err := w.Handle(ctx, agentstream.Envelope{Seq: 2, Payload: msg}); !errors.Is(err, store.ErrSeq) {
-		t.Errorf("seq 2 first: err = %v, want ErrSeq", err)
-	}
-	if err := w.Handle(ctx, agentstream.Envelope{Seq: 1, Payload: msg}); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Handle(ctx, agentstream.Envelope{Seq: 1, Payload: msg}); !errors.Is(err, store.ErrSeq) {
-		t.Errorf("seq 1 twice: err = %v, want ErrSeq", err)
-	}
-	if _, err := st.Create(ctx, store.NewSession{ID: w.Session()}); err == nil {
-		t.Error("creating a session with an existing id succeeded")
-	}
-	if _, err := st.Create(ctx, store.NewSession{ID: "bad id"}); err == nil {
-		t.Error("creating a session with an invalid id succeeded")
-	}
-	if err := w.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Handle(ctx, agentstream.Envelope{Seq: 2, Payload: msg}); !errors.Is(err, store.ErrClosed) {
-		t.Errorf("after Close: err = %v, want ErrClosed", err)
-	}
-	sess, _ := st.Session(ctx, w.Session())
-	if sess.Status != store.StatusInterrupted {
-		t.Errorf("status without session.ended = %q, want interrupted", sess.Status)
-	}
-}
-
-// fill writes n message events to a new session and closes it.
-func fill(t testing.TB, st *sqlite.Store, id string, n int) {
-	t.Helper()
-	ctx := context.Background()
-	w, err := st.Create(ctx, store.NewSession{ID: id, Harness: "jsonl"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 1; i <= n; i++ {
-		typ := agentstream.Payload(&agentstream.Message{Role: "assistant", Text: fmt.Sprint("m", i)})
-		if i%3 == 0 {
-			typ = &agentstream.Thinking{Text: fmt.Sprint("t", i)}
-		}
-		if err := w.Handle(ctx, agentstream.Envelope{Session: id, Seq: int64(i), Turn: 1, Payload: typ}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func seqs(evs []store.Event) []int64 {
-	out := []int64{}
-	for _, e := range evs {
-		out = append(out, e.Seq)
-	}
-	return out
-}
-
-func seqRange(lo, hi int64) []int64 {
-	out := []int64{}
-	for i := lo; i <= hi; i++ {
-		out = append(out, i)
-	}
-	return out
-}
-
-func TestEventWindows(t *testing.T) {
-	ctx := context.Background()
-	st := openTest(t, sqlite.Options{BatchSize: 7})
-	fill(t, st, "a", 100)
-	fill(t, st, "b", 10) // a neighbour whose keys follow a's
-	tests := []struct {
-		name string
-		q    store.EventQuery
-		want []int64
-	}{
-		{"first page", store.EventQuery{Limit: 5}, seqRange(1, 5)},
-		{"after", store.EventQuery{After: 95, Limit: 10}, seqRange(96, 100)},
-		{"after the end", store.EventQuery{After: 100}, []int64{}},
-		{"before", store.EventQuery{Before: 11, Limit: 3}, seqRange(8, 10)},
-		{"before the start", store.EventQuery{Before: 3, Limit: 10}, seqRange(1, 2)},
-		{"before 1", store.EventQuery{Before: 1, Limit: 10}, []int64{}},
-		{"tail", store.EventQuery{Tail: true, Limit: 4}, seqRange(97, 100)},
-		{"tail longer than the session", store.EventQuery{Tail: true, Limit: 1000}, seqRange(1, 100)},
-		{"types", store.EventQuery{After: 0, Limit: 3, Types: []string{"thinking"}}, []int64{3, 6, 9}},
-		{"types before", store.EventQuery{Before: 10, Limit: 2, Types: []string{"thinking"}}, []int64{6, 9}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := st.Events(ctx, "a", tt.q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, seqs(got)); diff != "" {
-				t.Errorf("seqs (-want +got):\n%s", diff)
-			}
-		})
-	}
-	if _, err := st.Events(ctx, "nope", store.EventQuery{}); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("unknown session: err = %v, want ErrNotFound", err)
-	}
-}
-
-func TestSessionsQuery(t *testing.T) {
-	ctx := context.Background()
-	st := openTest(t, sqlite.Options{})
-	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for i := range 7 {
-		w, err := st.Create(ctx, store.NewSession{ID: fmt.Sprint("s", i), Harness: []string{"codex", "claude-code"}[i%2],
-			StartedAt: base.Add(time.Duration(i/2) * time.Hour)}) // pairs share a start time
-		if err != nil {
-			t.Fatal(err)
-		}
-		writeAll(t, w, []agentstream.Envelope{{Seq: 1, Payload: &agentstream.SessionTitle{Title: fmt.Sprint("Title_", i, " 100%")}}})
-		if i != 6 {
-			writeAll(t, w, []agentstream.Envelope{{Seq: 2, Payload: &agentstream.SessionEnded{Status: "succeeded"}}})
-			if err := w.Close(ctx); err != nil {
-				t.Fatal(err)
-			}
-		} else {
-			defer w.Close(ctx)
-			if err := w.Flush(ctx); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	ids := func(q store.SessionQuery) []string {
-		var out []string
-		for {
-			page, err := st.Sessions(ctx, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, s := range page.Sessions {
-				out = append(out, s.ID)
-			}
-			if page.Next == "" {
-				return out
-			}
-			q.Cursor = page.Next
-		}
-	}
-	tests := []struct {
-		name string
-		q    store.SessionQuery
-		want []string
-	}{
-		{"all, pages of 2", store.SessionQuery{Limit: 2}, []string{"s6", "s5", "s4", "s3", "s2", "s1", "s0"}},
-		{"all, pages of 3", store.SessionQuery{Limit: 3}, []string{"s6", "s5", "s4", "s3", "s2", "s1", "s0"}},
-		{"harness", store.SessionQuery{Harness: "codex"}, []string{"s6", "s4", "s2", "s0"}},
-		{"status", store.SessionQuery{Status: "running"}, []string{"s6"}},
-		{"title, any case", store.SessionQuery{Q: "tITLE_3"}, []string{"s3"}},
-		{"title, wildcard characters literal", store.SessionQuery{Q: "_5 100%"}, []string{"s5"}},
-		{"since", store.SessionQuery{Since: base.Add(2 * time.Hour)}, []string{"s6", "s5", "s4"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, ids(tt.q)); diff != "" {
-				t.Errorf("ids (-want +got):\n%s", diff)
-			}
-		})
-	}
-	if _, err := st.Sessions(ctx, store.SessionQuery{Cursor: "garbage"}); !errors.Is(err, store.ErrBadCursor) {
-		t.Errorf("bad cursor: err = %v", err)
-	}
-}
-
-func TestLines(t *testing.T) {
-	ctx := context.Background()
-	st := openTest(t, sqlite.Options{BatchSize: 2})
-	w, err := st.Create(ctx, store.NewSession{ID: "l"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	big := bytes.Repeat([]byte("y"), 100)
-	sum := sha256.Sum256(big)
-	in := []store.Line{
-		{Stream: "stdout", N: 1, Data: []byte(`{"a":1}`)},
-		{Stream: "stderr", N: 1, Data: []byte("oops\xff")},
-		{Stream: "stdout", N: 2, Data: []byte{}},
-		{Stream: "stdout", N: 2, Data: []byte("retried: ignored")},
-		{Stream: "stdout", N: 3, Data: big[:10], Size: 100, SHA256: sum[:]},
-	}
-	for _, l := range in {
-		if err := w.Line(ctx, l); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if got := w.LastLine("stdout"); got != 3 {
-		t.Errorf("LastLine(stdout) = %d", got)
-	}
-	if err := w.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	var got []store.Line
-	if err := st.Lines(ctx, "l", func(l store.Line) error { got = append(got, l); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	want := []store.Line{
-		{Stream: "stdout", N: 1, Data: []byte(`{"a":1}`), Size: 7},
-		{Stream: "stderr", N: 1, Data: []byte("oops\xff"), Size: 5},
-		{Stream: "stdout", N: 2, Data: []byte{}, Size: 0},
-		{Stream: "stdout", N: 3, Data: big[:10], Size: 100, SHA256: sum[:]},
-	}
-	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
-		t.Errorf("lines (-want +got):\n%s", diff)
-	}
-	l, err := st.Line(ctx, "l", "stdout", 3)
-	if err != nil || !l.Truncated() || l.Size != 100 {
-		t.Errorf("Line(stdout, 3) = %+v, %v", l, err)
-	}
-	if _, err := st.Line(ctx, "l", "stdout", 4); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("missing line: err = %v", err)
 	}
 }
 
@@ -511,108 +260,86 @@ func TestFollow(t *testing.T) {
 	})
 }
 
-// TestConcurrent runs writers of several sessions and readers together;
-// run it with -race.
-func TestConcurrent(t *testing.T) {
+// fill writes n message events to a new session and closes it.
+func fill(t testing.TB, st *sqlite.Store, id string, n int) {
+	t.Helper()
 	ctx := context.Background()
-	st := openTest(t, sqlite.Options{BatchSize: 16})
-	rec := &recorder{}
-	fctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go st.Follow(fctx, rec, 10*time.Millisecond)
-	const writers, events = 4, 300
-	var wg sync.WaitGroup
-	for i := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fill(t, st, fmt.Sprint("c", i), events)
-		}()
+	w, err := st.Create(ctx, store.NewSession{ID: id, Harness: "jsonl"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	stop := make(chan struct{})
-	var rg sync.WaitGroup
-	for i := range 3 {
-		rg.Add(1)
-		go func() {
-			defer rg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				id := fmt.Sprint("c", i)
-				evs, err := st.Events(ctx, id, store.EventQuery{Tail: true, Limit: 50})
-				if err != nil && !errors.Is(err, store.ErrNotFound) {
-					t.Error(err)
-					return
-				}
-				for k := 1; k < len(evs); k++ {
-					if evs[k].Seq != evs[k-1].Seq+1 {
-						t.Errorf("%s: seq %d after %d", id, evs[k].Seq, evs[k-1].Seq)
-						return
-					}
-				}
-				if _, err := st.Sessions(ctx, store.SessionQuery{Limit: 3}); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(stop)
-	rg.Wait()
-	for i := range writers {
-		evs, err := st.Events(ctx, fmt.Sprint("c", i), store.EventQuery{Limit: events + 10})
-		if err != nil {
+	for i := 1; i <= n; i++ {
+		typ := agentstream.Payload(&agentstream.Message{Role: "assistant", Text: fmt.Sprint("m", i)})
+		if i%3 == 0 {
+			typ = &agentstream.Thinking{Text: fmt.Sprint("t", i)}
+		}
+		if err := w.Handle(ctx, agentstream.Envelope{Session: id, Seq: int64(i), Turn: 1, Payload: typ}); err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(seqRange(1, events), seqs(evs)); diff != "" {
-			t.Errorf("c%d seqs (-want +got):\n%s", i, diff)
-		}
 	}
-	if err := st.IntegrityCheck(ctx); err != nil {
-		t.Error(err)
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
 	}
 }
 
-// TestTitleSources checks that a title taken from the first prompt names a
-// session only until the harness gives its own, and never replaces it.
-func TestTitleSources(t *testing.T) {
+// TestMigrateBodies opens a database of schema 1, whose events were kept
+// column by column, and reads its events back as they were written.
+func TestMigrateBodies(t *testing.T) {
 	ctx := context.Background()
-	st := openTest(t, sqlite.Options{})
-	prompt := &agentstream.SessionTitle{Title: "fix the test", Source: agentstream.TitlePrompt}
-	harness := &agentstream.SessionTitle{Title: "Fixing the parser test"}
-	tests := []struct {
-		name   string
-		titles []*agentstream.SessionTitle
-		want   string
-	}{
-		{"prompt only", []*agentstream.SessionTitle{prompt}, "fix the test"},
-		{"the harness's later", []*agentstream.SessionTitle{prompt, harness}, "Fixing the parser test"},
-		{"the harness's first", []*agentstream.SessionTitle{harness, prompt}, "Fixing the parser test"},
+	path := filepath.Join(t.TempDir(), "v1.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			id := fmt.Sprint("t", i)
-			w, err := st.Create(ctx, store.NewSession{ID: id, Harness: "claude-code"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for j, p := range tt.titles {
-				writeAll(t, w, []agentstream.Envelope{{Seq: int64(j + 1), Payload: p}})
-			}
-			if err := w.Close(ctx); err != nil {
-				t.Fatal(err)
-			}
-			s, err := st.Session(ctx, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if s.Title != tt.want {
-				t.Errorf("title %q, want %q", s.Title, tt.want)
-			}
-		})
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, `CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL);
+		INSERT INTO schema_migrations VALUES (1, 0);`+sqlite.Migration1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO sessions (sid, id, status, started_at, last_seq) VALUES (3, 's_v1', 'succeeded', 0, 6)`); err != nil {
+		t.Fatal(err)
+	}
+	envs := sampleEnvelopes("s_v1")
+	var want []string
+	for _, e := range envs {
+		if e.Seq == 0 {
+			continue
+		}
+		want = append(want, string(e.AppendJSON(nil)))
+		// As schema 1's writer kept it.
+		var ts, parent, origin, stream, line any
+		if !e.TS.IsZero() {
+			ts = e.TS.UnixMilli()
+		}
+		if e.ParentCallID != "" {
+			parent = e.ParentCallID
+		}
+		if e.Origin != "" && e.Origin != agentstream.OriginLive {
+			origin = e.Origin
+		}
+		if e.Source != nil {
+			stream, line = e.Source.Stream, e.Source.Line
+		}
+		if _, err := db.ExecContext(ctx, `INSERT INTO events (key, ts, type, harness, turn, origin, parent_call_id, payload, source_stream, source_line)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, 3<<40|e.Seq, ts, e.Type(), e.Harness, e.Turn, origin, parent,
+			string(e.Payload.AppendJSON(nil)), stream, line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	st := openPath(t, path, sqlite.Options{})
+	evs, err := st.Events(ctx, "s_v1", store.EventQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ev := range evs {
+		got = append(got, string(ev.Data))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events after migration (-want +got):\n%s", diff)
+	}
+	if err := st.IntegrityCheck(ctx); err != nil {
+		t.Error(err)
 	}
 }

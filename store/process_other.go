@@ -1,6 +1,6 @@
 //go:build !unix
 
-package sqlite
+package store
 
 // processAlive cannot tell on this system: a session's writer then counts
 // as gone only once its heartbeat is stale.

@@ -1,6 +1,6 @@
 //go:build unix
 
-package sqlite
+package store
 
 import (
 	"errors"
