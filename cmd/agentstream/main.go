@@ -51,6 +51,7 @@ var commands = map[string]command{
 	"render":      {"show a recorded session as run shows it live", cmdRender},
 	"run":         {"run a coding agent and watch it live", cmdRun},
 	"demo":        {"the web timeline on recorded sessions, one replayed live", cmdDemo},
+	"modelsim":    {"serve a scripted model API for offline harness runs", cmdModelsim},
 }
 
 func main() {
