@@ -34,6 +34,10 @@ type Adapter struct {
 	// this adapter's dialect. Claims of different adapters never overlap on
 	// the recorded corpus; nil means the adapter is never detected.
 	Claims func(lines [][]byte) bool
+	// DeliberateRaw lists the native line types (as LineType names them)
+	// that the adapter leaves raw on purpose, each with the reason. A raw
+	// line of another type is drift: a line the adapter does not know yet.
+	DeliberateRaw map[string]string
 }
 
 // All returns every adapter, in the order of the protocol table.
