@@ -2,7 +2,9 @@ package runner
 
 import (
 	"encoding/json"
+	"runtime/debug"
 	"strconv"
+	"strings"
 
 	"github.com/agentstream/agentstream"
 	"github.com/agentstream/agentstream/internal/jsonscan"
@@ -42,7 +44,7 @@ func (c *acpClient) start(s *session) {
 			"fs":       map[string]bool{"readTextFile": false, "writeTextFile": false},
 			"terminal": false,
 		},
-		"clientInfo": map[string]string{"name": "agentstream"},
+		"clientInfo": map[string]string{"name": "agentstream", "version": ClientVersion},
 	})
 }
 
@@ -243,4 +245,17 @@ func requestID(id []byte) string {
 		return strconv.FormatInt(n, 10)
 	}
 	return string(id)
+}
+
+// ClientVersion is the version agentstream gives where a protocol asks for
+// the client's (ACP's clientInfo, which agents refuse without one): the
+// module's version when the binary was built from a released module, else
+// "devel".
+var ClientVersion = clientVersion()
+
+func clientVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return strings.TrimPrefix(bi.Main.Version, "v")
+	}
+	return "devel"
 }

@@ -756,7 +756,7 @@ func TestACP(t *testing.T) {
 				{"jsonrpc": "2.0", "id": 1.0, "method": "initialize", "params": map[string]any{
 					"protocolVersion":    1.0,
 					"clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": false, "writeTextFile": false}, "terminal": false},
-					"clientInfo":         map[string]any{"name": "agentstream"},
+					"clientInfo":         map[string]any{"name": "agentstream", "version": runner.ClientVersion},
 				}},
 				{"jsonrpc": "2.0", "id": 2.0, "method": "session/new", "params": map[string]any{"cwd": dir, "mcpServers": []any{}}},
 				{"jsonrpc": "2.0", "id": 3.0, "method": "session/prompt", "params": map[string]any{

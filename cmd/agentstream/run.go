@@ -47,8 +47,9 @@ never issue a workflow command or an escape sequence.
 
 Exit status:
   the harness's own   when it ran to its end (128+N when signal N ended it);
-                      0 or 1 by the reported status when it had reported its
-                      end and was stopped for lingering
+                      1 when it exited 0 but the session failed; 0 or 1 by
+                      the reported status when it had reported its end and
+                      was stopped for lingering
   1                   an error of agentstream itself (writing --events, ...)
   2                   bad usage
   123                 a line over --max-line (oversized-event)
@@ -244,6 +245,12 @@ func runExitCode(res runner.Result) int {
 	if res.Exited {
 		if res.Signal != 0 {
 			return 128 + int(res.Signal)
+		}
+		if res.ExitCode == 0 && res.Ended.Status != agentstream.StatusSucceeded {
+			// The harness exited 0 but the session failed (an agent that
+			// refused the handshake, a failure it reported): a CI step
+			// must not pass.
+			return exitError
 		}
 		return res.ExitCode
 	}
