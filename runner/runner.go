@@ -37,8 +37,8 @@ type Runner struct {
 	Command []string
 	// Protocol names the harness's dialect, one of agentstream.Protocols.
 	// "" or "auto" detects it from the first lines of stdout (up to
-	// adapter.DetectLines non-blank lines or half a second); the prompt
-	// then goes on stdin as text.
+	// adapter.DetectLines non-blank lines, or half a second after the
+	// first one); the prompt then goes on stdin as text.
 	Protocol string
 	// NewDecoder, when set, decodes stdout instead of the protocol's
 	// adapter; the harness is still driven as Protocol says. It serves

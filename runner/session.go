@@ -15,8 +15,10 @@ import (
 	"github.com/agentstream/agentstream/internal/jsonscan"
 )
 
-// detectWait is how long "auto" waits for adapter.DetectLines non-blank
-// lines before it decides on what it has.
+// detectWait is how long "auto" waits, after the first non-blank line of
+// stdout, for adapter.DetectLines of them before it decides on what it has.
+// Before that first line it waits as long as the harness runs: harnesses
+// such as Claude Code and Copilot print nothing for more than a second.
 const detectWait = 500 * time.Millisecond
 
 // maxPending bounds the lines held while the protocol is being detected.
@@ -146,9 +148,7 @@ func (s *session) run(ctx context.Context, c *child) (Result, error) {
 	if s.r.Timeout > 0 {
 		s.deadline.set(s.r.Timeout)
 	}
-	if s.auto {
-		s.detect.set(detectWait)
-	} else {
+	if !s.auto {
 		s.decide()
 	}
 	ctxDone := ctx.Done()
@@ -411,6 +411,9 @@ func (s *session) hold(p pendingLine) {
 	s.pendingBytes += len(b)
 	if !p.stderr && len(jsonscan.TrimSpace(b)) > 0 {
 		s.nonBlank++
+		if s.nonBlank == 1 {
+			s.detect.set(detectWait)
+		}
 	}
 	if s.nonBlank >= adapter.DetectLines || s.pendingBytes >= adapter.DetectPeek || len(s.pending) >= maxPending {
 		s.decide()
