@@ -168,7 +168,7 @@ func (lc *labCase) run(t *testing.T, protocol string) *runOutput {
 		p, _ := agentstream.LookupProtocol(lc.h.Protocol)
 		args = append(args, "--protocol", "auto")
 		if p.Prompt == agentstream.PromptArgument {
-			command = promptArgument(command, lc.h.Protocol, lc.s.Prompt)
+			command = agentstream.AppendPrompt(command, lc.h.Protocol, lc.s.Prompt)
 		} else {
 			args = append(args, "--prompt", lc.s.Prompt)
 		}
@@ -223,12 +223,6 @@ func (lc *labCase) run(t *testing.T, protocol string) *runOutput {
 		out.events = append(out.events, e)
 	}
 	return out
-}
-
-// promptArgument puts the prompt where a protocol that takes it as an
-// argument wants it.
-func promptArgument(command []string, protocol, prompt string) []string {
-	return append(append([]string(nil), command...), prompt)
 }
 
 // extraArgs are arguments a harness needs for one scenario.

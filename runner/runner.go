@@ -210,7 +210,7 @@ func (r *Runner) newSession() (*session, error) {
 	if r.Prompt != "" {
 		switch s.proto.Prompt {
 		case agentstream.PromptArgument:
-			args = append(args, r.Prompt)
+			args = agentstream.AppendPrompt(args, s.proto.Name, r.Prompt)
 		case agentstream.PromptStdin:
 			if s.proto.StdinArg != "" {
 				args = append(args, s.proto.StdinArg)

@@ -330,16 +330,22 @@ func TestPromptDelivery(t *testing.T) {
 		prompt    string
 		wantArgs  []string
 		wantStdin string
+		args      []string // the command's own arguments
 	}{
-		{"opencode-json", "fix it", []string{"--format", "json", "fix it"}, ""},
-		{"codex-json", "fix it", []string{"--json", "-"}, "fix it"},
-		{"claude-json", "fix it", []string{"--output-format", "stream-json", "--verbose"}, "fix it"},
-		{"claude-json", "", []string{"--output-format", "stream-json", "--verbose"}, ""},
-		{"none", "plain", []string{}, "plain"},
+		{"opencode-json", "fix it", []string{"--format", "json", "fix it"}, "", nil},
+		// Copilot CLI takes the prompt only as the value of -p, and no
+		// flag after it.
+		{"copilot-json", "fix it", []string{"--output-format", "json", "-p", "fix it"}, "", nil},
+		{"copilot-json", "fix it", []string{"--output-format", "json", "-p", "fix it"}, "", []string{"-p"}},
+		{"copilot-json", "fix it", []string{"--allow-all", "--output-format", "json", "-p", "fix it"}, "", []string{"--allow-all", "-p"}},
+		{"codex-json", "fix it", []string{"--json", "-"}, "fix it", nil},
+		{"claude-json", "fix it", []string{"--output-format", "stream-json", "--verbose"}, "fix it", nil},
+		{"claude-json", "", []string{"--output-format", "stream-json", "--verbose"}, "", nil},
+		{"none", "plain", []string{}, "plain", nil},
 	} {
-		t.Run(tc.protocol+"/"+tc.prompt, func(t *testing.T) {
+		t.Run(tc.protocol+"/"+tc.prompt+"/"+strings.Join(tc.args, " "), func(t *testing.T) {
 			res, rec, err := run(t, context.Background(), &runner.Runner{
-				Command:    []string{harness, "args"},
+				Command:    append([]string{harness, "args"}, tc.args...),
 				Protocol:   tc.protocol,
 				Prompt:     tc.prompt,
 				NewDecoder: textDecoder,
