@@ -133,20 +133,25 @@ func (c *acpClient) line(s *session, b []byte, endedByLine bool) {
 			c.fail(s, m, "no sessionId in the response", endedByLine)
 			return
 		}
-		c.request(s, "session/prompt", map[string]any{
-			"sessionId": c.sessionID,
-			"prompt":    []map[string]string{{"type": "text", "text": c.prompt}},
-		})
-		// The adapter opens the turn at the agent's first output; the
-		// runner records what it sent.
-		s.recordPrompt(s.now())
+		c.send(s, c.prompt)
 	case "session/prompt":
 		stop, _ := jsonscan.String(jsonscan.Get(result, "stopReason"))
 		c.end(s, stop, endedByLine)
 	}
 }
 
-// end records the end of the turn the prompt started, which ends the run.
+// send sends a prompt in the session and records it. The adapter opens the
+// turn at the agent's first output.
+func (c *acpClient) send(s *session, text string) {
+	c.finished = false
+	c.request(s, "session/prompt", map[string]any{
+		"sessionId": c.sessionID,
+		"prompt":    []map[string]string{{"type": "text", "text": text}},
+	})
+	s.recordText(text, s.now())
+}
+
+// end records the end of the turn the prompt started.
 func (c *acpClient) end(s *session, stopReason string, endedByLine bool) {
 	if c.finished {
 		return

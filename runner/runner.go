@@ -47,6 +47,11 @@ type Runner struct {
 	// Prompt is what the agent is asked. Empty means none is sent: the
 	// command carries its own, and stdin is closed at once.
 	Prompt string
+	// FollowUps are the later messages of a conversation, for the
+	// protocols that hold one (claude-stream and acp): each is sent once the
+	// harness reported the end of the previous turn, and the session ends
+	// after the last.
+	FollowUps []string
 	// Dir is the harness's working directory; empty means the current one.
 	Dir string
 	// Env is the harness's environment; nil means this process's.
@@ -218,6 +223,12 @@ func (r *Runner) newSession() (*session, error) {
 		}
 	}
 	s.args = args
+	if len(r.FollowUps) > 0 && s.proto.Prompt != agentstream.PromptStreamJSON && s.proto.Prompt != agentstream.PromptACP {
+		return nil, fmt.Errorf("runner: protocol %s takes one prompt; follow-up messages need claude-stream or acp", s.proto.Name)
+	}
+	if len(r.FollowUps) > 0 && r.Prompt == "" {
+		return nil, fmt.Errorf("runner: follow-up messages without a prompt")
+	}
 	if s.proto.Prompt == agentstream.PromptACP {
 		if r.Prompt == "" {
 			return nil, fmt.Errorf("runner: protocol %s needs a prompt", s.proto.Name)

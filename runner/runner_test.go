@@ -883,3 +883,64 @@ func TestInjection(t *testing.T) {
 		t.Errorf("%d ::error:: lines, want 2 (the error event and the failed session):\n%s", n, out.String())
 	}
 }
+
+// TestACPFollowUp sends a second message once the agent ended the first
+// turn, in the same session, and ends the run after its turn.
+func TestACPFollowUp(t *testing.T) {
+	logfile := filepath.Join(t.TempDir(), "acp.log")
+	res, rec, err := run(t, context.Background(), &runner.Runner{
+		Command: []string{harness, "acp", logfile}, Protocol: "acp",
+		Prompt: "first", FollowUps: []string{"second"}, Approve: runner.ApproveAll, Timeout: 10 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(logfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prompts []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var m struct {
+			Method string `json:"method"`
+			Params struct {
+				SessionID string `json:"sessionId"`
+				Prompt    []struct {
+					Text string `json:"text"`
+				} `json:"prompt"`
+			} `json:"params"`
+		}
+		json.Unmarshal([]byte(l), &m)
+		if m.Method == "session/prompt" {
+			prompts = append(prompts, m.Params.SessionID+" "+m.Params.Prompt[0].Text)
+		}
+	}
+	if diff := cmp.Diff([]string{"sess-1 first", "sess-1 second"}, prompts); diff != "" {
+		t.Errorf("prompts the agent received (-want +got):\n%s", diff)
+	}
+	var got []string
+	for _, e := range rec.envs {
+		switch p := e.Payload.(type) {
+		case *agentstream.Message:
+			if p.Role == agentstream.RoleUser {
+				got = append(got, fmt.Sprintf("user %s/%d", p.Text, e.Turn))
+			}
+		case *agentstream.SessionEnded:
+			got = append(got, fmt.Sprintf("ended %s/%d", p.Status, e.Turn))
+		}
+	}
+	want := []string{"user first/0", "ended succeeded/1", "user second/1", "ended succeeded/2"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if res.Ended.Status != agentstream.StatusSucceeded || !res.Exited {
+		t.Errorf("exited %v, ended %+v", res.Exited, res.Ended)
+	}
+}
+
+func TestFollowUpNeedsConversation(t *testing.T) {
+	_, err := (&runner.Runner{Command: []string{harness, "args"}, Protocol: "claude-json", Prompt: "a", FollowUps: []string{"b"}}).Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "protocol claude-json takes one prompt") {
+		t.Errorf("Run = %v, want a refusal of follow-ups", err)
+	}
+}
