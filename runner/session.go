@@ -56,7 +56,7 @@ type session struct {
 	lastEnded      *agentstream.SessionEnded
 	workAfterEnd   bool
 	harnessSession string
-	endedLines     int // session.ended events seen, to tell whether a line gave one
+	endedLines     int  // session.ended events seen, to tell whether a line gave one
 	followed       int  // follow-up messages sent
 	turnDone       bool // the harness reported the end of a turn the runner must answer
 
