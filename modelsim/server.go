@@ -167,6 +167,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			map[string]any{"id": "modelsim", "object": "model", "created": 0, "owned_by": "modelsim"},
 		}})
 		rec.Status = http.StatusOK
+	case op == "probe":
+		// A client checking that the server is up (claude-agent-acp asks
+		// HEAD /).
+		s.side(&rec, "a probe of the server")
+		writeJSON(w, http.StatusOK, map[string]any{})
+		rec.Status = http.StatusOK
 	case api == "":
 		s.refuse(w, &rec, http.StatusNotFound, "no API has the path "+r.Method+" "+r.URL.Path)
 	default:
@@ -185,11 +191,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // "count", "models", or for Gemini "generate" and "stream".
 func route(r *http.Request) (api, op, model string) {
 	p := r.URL.Path
-	if r.Method == http.MethodGet {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		if strings.HasSuffix(p, "/models") {
 			return "", "models", ""
 		}
-		return "", "", ""
+		return "", "probe", ""
 	}
 	if r.Method != http.MethodPost {
 		return "", "", ""
