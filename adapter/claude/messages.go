@@ -162,7 +162,7 @@ func (d *Decoder) assistantBlock(dst []agentstream.Event, b block) []agentstream
 
 func (d *Decoder) toolUse(dst []agentstream.Event, id, name string, input []byte) []agentstream.Event {
 	in, trunc := fields.Input(input)
-	category, summary := describeTool(name, input)
+	category, summary := d.describeTool(name, input)
 	info := toolInfo{name: name}
 	dst = append(dst, agentstream.E(&agentstream.ToolCall{
 		CallID: id, Name: name, Input: in, Truncated: trunc, Category: category, Summary: summary,
