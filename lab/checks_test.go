@@ -135,8 +135,12 @@ func (c *checker) ended() result {
 		return failf("no session.ended")
 	}
 	last := ends[len(ends)-1]
-	if c.out.events[len(c.out.events)-1].Type != agentstream.TypeSessionEnded {
-		return failf("session.ended is not the last event (%s is)", c.out.events[len(c.out.events)-1].Type)
+	// Only the harness's stderr may come after the end: an agent that is
+	// stopped once it reported its end can still write there.
+	for i := len(c.out.events) - 1; i >= 0 && c.out.events[i].Type != agentstream.TypeSessionEnded; i-- {
+		if t := c.out.events[i].Type; t != agentstream.TypeStderr && t != agentstream.TypeSessionTitle {
+			return failf("session.ended is not the last event (%s follows it)", t)
+		}
 	}
 	status := str(last.Payload, "status")
 	if e := c.expectFailure(); e != nil {
@@ -280,6 +284,15 @@ func (c *checker) toolResults() result {
 		if x.Output != "" && !strings.Contains(out, x.Output) {
 			return failf("tool.result of %s: output %q lacks %q", st.Name, clip(out, 300), x.Output)
 		}
+		if len(x.OutputAny) > 0 {
+			found := false
+			for _, o := range x.OutputAny {
+				found = found || strings.Contains(out, o)
+			}
+			if !found {
+				return failf("tool.result of %s: output %q holds none of %q", st.Name, clip(out, 300), x.OutputAny)
+			}
+		}
 		if isErr, _ := res.Payload["isError"].(bool); isErr != x.IsError {
 			return failf("tool.result of %s: isError %v, want %v (output %q)", st.Name, isErr, x.IsError, clip(out, 300))
 		}
@@ -350,7 +363,8 @@ func fromSim(u modelsim.Usage) usage { return usage{u.Input, u.Output, u.CacheRe
 func (c *checker) sent(thread string) []usage {
 	var out []usage
 	for _, r := range c.replies(thread) {
-		out = append(out, fromSim(r.Reply.Usage.Visible(r.API)))
+		u := r.Reply.Usage.Visible(r.API)
+		out = append(out, visible(c.lc.h.Name, fromSim(u), u.Reasoning))
 	}
 	return out
 }
@@ -459,7 +473,8 @@ func (c *checker) recap() result {
 func (c *checker) retries() result {
 	errs := 0
 	for _, r := range c.out.records {
-		if r.Kind == modelsim.KindCall && r.Reply.Error != nil {
+		// Only a rate limit or an overload is meant to be retried.
+		if r.Kind == modelsim.KindCall && r.Reply.Error != nil && (r.Reply.Error.Status == 429 || r.Reply.Error.Status >= 500) {
 			errs++
 		}
 	}

@@ -45,6 +45,9 @@ func usageReport(harness, scope string) string {
 	case "copilot":
 		return "Copilot CLI prints no token counts with a custom provider"
 	}
+	if scope == "session" && harness == "opencode" {
+		return "opencode prints usage per step (step_finish), no session total"
+	}
 	if scope == "call" {
 		switch harness {
 		case "codex":
@@ -77,10 +80,37 @@ func silentRetries(harness string) string {
 	return ""
 }
 
+// acpKinds are the ACP tool kinds of the roles, which ACP agents give as a
+// tool call's name unless they name the tool in _meta.
+var acpKinds = map[string]string{
+	modelsim.RoleShell: "execute", modelsim.RoleEdit: "edit", modelsim.RoleWrite: "edit",
+	modelsim.RoleRead: "read", modelsim.RoleSubagent: "think",
+}
+
 // printedName is the tool name a harness prints for a tool the simulator
-// called.
+// called: its own, except where the dialect names the call otherwise.
 func printedName(harness string, st modelsim.SentTool) string {
+	switch harness {
+	case "codex":
+		// codex exec --json prints items, named by their type.
+		if st.Name == "exec_command" {
+			return "command_execution"
+		}
+	case "gemini-acp", "qwen-acp":
+		if k := acpKinds[st.Role]; k != "" {
+			return k
+		}
+	}
 	return st.Name
+}
+
+// visible is what a harness can report of a call's usage: Gemini CLI's
+// stream-json counts the candidates' tokens only, without the thoughts.
+func visible(harness string, u usage, reasoning int64) usage {
+	if harness == "gemini" {
+		u.out -= reasoning
+	}
+	return u
 }
 
 // knownDefects are the checks that fail because of a defect of the Claude

@@ -29,6 +29,7 @@ var (
 	scenarioRE = flag.String("lab.scenario", "", "run only the scenarios whose name matches this regexp")
 	reportFile = flag.String("lab.report", "", "write the results as JSON to this file")
 	parallel   = flag.Int("lab.parallel", 2, "how many harnesses run at once")
+	keep       = flag.String("lab.keep", "", "keep each run's directory under this one, to look at after the run")
 )
 
 // envCache names the directory holding the harnesses' node_modules.
@@ -128,6 +129,12 @@ func version(cache, pkg string) string {
 func (lc *labCase) run(t *testing.T, protocol string) *runOutput {
 	t.Helper()
 	base := t.TempDir()
+	if *keep != "" {
+		var err error
+		if base, err = os.MkdirTemp(*keep, lc.h.Name+"-"+lc.s.Name+"-"+protocol+"-"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	home, work := filepath.Join(base, "home"), filepath.Join(base, "work")
 	for _, d := range []string{home, work} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -334,6 +341,9 @@ func TestLab(t *testing.T) {
 	})
 	wall := time.Since(start)
 	report(t, col.outcomes, wall)
+	if *update {
+		writeSources(t)
+	}
 }
 
 // check runs a case and checks it, reporting each failed check as an error

@@ -58,7 +58,7 @@ func (h Harness) Environment(baseURL, home, dir string) Environment {
 // cut to two; IS_SANDBOX lets root bypass permissions.
 var claudeEnv = []string{
 	"ANTHROPIC_BASE_URL={url}",
-	"ANTHROPIC_API_KEY=modelsim",
+	"ANTHROPIC_API_KEY=lab-api-key",
 	"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 	"DISABLE_AUTOUPDATER=1",
 	"DISABLE_TELEMETRY=1",
@@ -67,7 +67,7 @@ var claudeEnv = []string{
 }
 
 var geminiEnv = []string{
-	"GEMINI_API_KEY=modelsim",
+	"GEMINI_API_KEY=lab-api-key",
 	"GOOGLE_GEMINI_BASE_URL={url}",
 	"GEMINI_CLI_TRUST_WORKSPACE=true",
 	"GEMINI_CLI_NO_RELAUNCH=true",
@@ -83,7 +83,7 @@ var geminiSettings = File{Path: "{home}/.gemini/settings.json", Content: `{
 
 var qwenEnv = []string{
 	"OPENAI_BASE_URL={url}/v1",
-	"OPENAI_API_KEY=modelsim",
+	"OPENAI_API_KEY=lab-api-key",
 	"OPENAI_MODEL=modelsim",
 }
 
@@ -108,7 +108,7 @@ func Harnesses() []Harness {
 		{
 			Name: "codex", Title: "Codex", API: APIResponses, Package: "@openai/codex",
 			Protocol: "codex-json", Command: []string{"codex", "exec", "--skip-git-repo-check"},
-			env: []string{"CODEX_HOME={home}/.codex", "MODELSIM_API_KEY=modelsim"},
+			env: []string{"CODEX_HOME={home}/.codex", "MODELSIM_API_KEY=lab-api-key"},
 			files: []File{{Path: "{home}/.codex/config.toml", Content: `model = "modelsim"
 model_provider = "modelsim"
 approval_policy = "never"
@@ -143,7 +143,7 @@ stream_max_retries = 2
     "modelsim": {
       "npm": "@ai-sdk/openai-compatible",
       "name": "modelsim",
-      "options": {"baseURL": "{url}/v1", "apiKey": "modelsim"},
+      "options": {"baseURL": "{url}/v1", "apiKey": "lab-api-key"},
       "models": {"modelsim": {"name": "modelsim"}}
     }
   },
@@ -156,14 +156,14 @@ stream_max_retries = 2
 			Protocol: "copilot-json", Command: []string{"copilot"},
 			env: []string{
 				"COPILOT_OFFLINE=true", "COPILOT_PROVIDER_BASE_URL={url}/v1", "COPILOT_PROVIDER_TYPE=openai",
-				"COPILOT_PROVIDER_API_KEY=modelsim", "COPILOT_MODEL=gpt-4.1", "COPILOT_ALLOW_ALL=true", "COPILOT_AUTO_UPDATE=false",
+				"COPILOT_PROVIDER_API_KEY=lab-api-key", "COPILOT_MODEL=gpt-4.1", "COPILOT_ALLOW_ALL=true", "COPILOT_AUTO_UPDATE=false",
 			},
 		},
 		{
 			Name: "droid", Title: "Factory droid", API: APIChat, Package: "@factory/cli-linux-x64",
 			Protocol: "droid-json", Command: []string{"droid", "exec", "--skip-permissions-unsafe", "-m", "custom:modelsim"},
 			env: []string{"FACTORY_DISABLE_KEYRING=1"},
-			files: []File{{Path: "{home}/.factory/settings.json", Content: `{"customModels": [{"model": "modelsim", "displayName": "modelsim", "baseUrl": "{url}/v1", "apiKey": "modelsim", "provider": "generic-chat-completion-api", "maxOutputTokens": 8000}]}
+			files: []File{{Path: "{home}/.factory/settings.json", Content: `{"customModels": [{"model": "modelsim", "displayName": "modelsim", "baseUrl": "{url}/v1", "apiKey": "lab-api-key", "provider": "generic-chat-completion-api", "maxOutputTokens": 8000}]}
 `}},
 		},
 		{

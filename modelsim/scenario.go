@@ -127,6 +127,9 @@ type ToolUse struct {
 type ToolExpect struct {
 	// Output is text the tool's result contains.
 	Output string `json:"output,omitempty"`
+	// OutputAny lists texts of which the result contains one (a harness
+	// that cuts a long output keeps its head or its tail).
+	OutputAny []string `json:"outputAny,omitempty"`
 	// IsError says that the tool fails.
 	IsError bool `json:"isError,omitempty"`
 	// ExitCode is the shell command's exit status, when it is not 0.

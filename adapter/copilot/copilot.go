@@ -29,10 +29,11 @@ type Decoder struct {
 	lastText  string          // the latest assistant message, for session.ended
 	task      string          // the summary of session.task_complete
 	turn      int64
-	active    bool          // events other than a turn's end since the last result
-	buf       []byte        // scratch for decoding tool outputs
-	requests  []requestOf   // scratch for assistant.message's tool requests
-	deltas    fields.Deltas // delta payloads, from slabs
+	active    bool               // events other than a turn's end since the last result
+	buf       []byte             // scratch for decoding tool outputs
+	requests  []requestOf        // scratch for assistant.message's tool requests
+	deltas    fields.Deltas      // delta payloads, from slabs
+	failure   *agentstream.Retry // the last model.call_failure, for the retry that follows
 }
 
 // call is what the decoder keeps of a tool call until its result.
@@ -76,6 +77,7 @@ type dataOf struct {
 // resultOf is what tool.execution_complete's data holds.
 type resultOf struct {
 	id, success, result, errV, toolName []byte
+	exitCode                            []byte // shellExecution.exitCode
 	// result.content and result.detailedContent, when result is an object
 	content, detailed []byte
 	// result, when a string, and result.content, decoded where read
@@ -138,6 +140,8 @@ func readResult(o *jsonscan.Obj, r *resultOf, buf *[]byte) {
 			r.errV = o.Value()
 		case "toolName":
 			r.toolName = o.Value()
+		case "shellExecution":
+			r.exitCode = jsonscan.Get(o.Value(), "exitCode")
 		}
 	}
 }
@@ -341,6 +345,21 @@ var lineKinds = []string{
 	"assistant.turn_end", "assistant.message_start", "assistant.message_delta",
 	"assistant.reasoning_delta", "assistant.reasoning", "assistant.message", "model.message",
 	"tool.execution_start", "tool.execution_partial_result", "tool.execution_complete", "result",
+	"tool.shell_output", "model.call_failure", "assistant.turn_retry",
+}
+
+// DeliberateRaw lists the line types the adapter leaves raw on purpose,
+// with the reason (Copilot CLI 1.0.102 as the lab ran it).
+var DeliberateRaw = map[string]string{
+	"session.skills_loaded":            "the skills the CLI found at start, listed once; nothing the session did",
+	"session.mcp_servers_loaded":       "the MCP servers connected at start; nothing the session did",
+	"session.background_tasks_changed": "a notice with no content that the set of background tasks changed",
+	"model.call_start":                 "bookkeeping of a model call, without tokens; its content comes in assistant lines",
+	"model.call_finished":              "bookkeeping of a model call, without tokens; its content comes in assistant lines",
+	"model.call_final_result":          "bookkeeping of a model call, without tokens; its content comes in assistant lines",
+	"model.call_failure":               "its status and message go into the retry event of the assistant.turn_retry that follows; a final failure ends the session with its error",
+	"assistant.tool_call_delta":        "a tool call's input as the model streams it; the complete call follows in assistant.message",
+	"assistant.idle":                   "the agent waits for input; the turn's end is assistant.turn_end",
 }
 
 // lineKind returns the line type t as one of lineKinds, without
@@ -537,8 +556,49 @@ func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, l *lineOf) []ag
 		return d.toolResult(dst, &f.res)
 	case "result":
 		return d.result(dst, l)
+	case "tool.shell_output":
+		text, trunc := agentstream.Clip(fields.Str(jsonscan.Get(l.data, "text")), agentstream.MaxText)
+		channel := fields.Str(jsonscan.Get(l.data, "stream"))
+		if channel == "" {
+			channel = "stdout"
+		}
+		return append(dst, agentstream.E(&agentstream.ToolOutput{
+			CallID: fields.Str(jsonscan.Get(l.data, "toolCallId")), Channel: channel, Text: text, Truncated: trunc,
+		}))
+	case "model.call_failure":
+		d.failure = failureOf(l.data)
+		return append(dst, unmapped(line))
+	case "assistant.turn_retry":
+		r := d.failure
+		if r == nil {
+			r = &agentstream.Retry{}
+		}
+		if r.Error == "" {
+			r.Error = fields.Str(jsonscan.Get(l.data, "reason"))
+		}
+		d.failure = nil
+		return append(dst, agentstream.E(r))
 	}
 	return append(dst, unmapped(line))
+}
+
+// failureOf reads a model.call_failure for the retry that follows it: the
+// status, the attempt (retryAttempt counts from 0) and the API's message.
+func failureOf(data []byte) *agentstream.Retry {
+	r := &agentstream.Retry{Status: fields.Int(jsonscan.Get(data, "statusCode"))}
+	if n := fields.Int(jsonscan.Get(data, "retryAttempt")); n != nil {
+		a := *n + 1
+		r.Attempt = &a
+	}
+	msg := fields.Str(jsonscan.Get(data, "errorMessage"))
+	// The message is often the API's error JSON.
+	if m := fields.Str(jsonscan.Get([]byte(msg), "message")); m != "" {
+		msg = m
+	} else if m := fields.Str(jsonscan.GetPath([]byte(msg), "error", "message")); m != "" {
+		msg = m
+	}
+	r.Error, _ = agentstream.Clip(msg, agentstream.MaxText)
+	return r
 }
 
 // message maps assistant.message: its reasoning (unless reasoning events
@@ -659,6 +719,12 @@ func (d *Decoder) toolResult(dst []agentstream.Event, res *resultOf) []agentstre
 	if r.Characters == 0 {
 		r.Output, r.Truncated, r.Characters = fields.Text(msg)
 	}
+	if n, ok := jsonscan.Int(res.exitCode); ok {
+		r.ExitCode = &n
+		// A shell command that failed is a failed call, though the tool
+		// ran: Copilot says success.
+		r.IsError = r.IsError || n != 0
+	}
 	dst = append(dst, agentstream.E(r))
 	if r.IsError && fields.Str(code) == "denied" {
 		reason := fields.Str(msg)
@@ -680,7 +746,9 @@ func (d *Decoder) toolResult(dst []agentstream.Event, res *resultOf) []agentstre
 // session id when no earlier line named it, turn.ended and session.ended
 // (succeeded exactly when the exit code is 0).
 func (d *Decoder) result(dst []agentstream.Event, l *lineOf) []agentstream.Event {
-	if id := fields.Str(l.sessionID); id != "" && id != d.sessionID {
+	// Copilot CLI 1.0 names its session only here; a session.started was
+	// written at the first line already, and is not written twice.
+	if id := fields.Str(l.sessionID); id != "" && id != d.sessionID && !d.started {
 		d.sessionID = id
 		d.started = true
 		s := &agentstream.SessionStarted{Harness: Harness, SessionID: id, Model: d.model}
