@@ -47,6 +47,9 @@ type Decoder struct {
 	text       fields.Acc
 
 	tools map[string]*tool
+	// waiting are the calls seen but not announced yet, in order: their
+	// input had not come.
+	waiting []*tool
 
 	// The latest figures of each kind of session usage, restated together.
 	tokens  *agentstream.Usage
@@ -198,14 +201,14 @@ func (d *Decoder) decodeLine(dst []agentstream.Event, line []byte, l *lineOf) []
 }
 
 // End appends the session.started of an agent that answered initialize
-// and nothing else. Streamed text without its end is flushed by the
+// and nothing else, and the calls whose input never came. Streamed text without its end is flushed by the
 // Normalizer from the live deltas, marked partial.
 func (d *Decoder) End(dst []agentstream.Event) []agentstream.Event {
 	if d.initialized && !d.started {
 		d.started = true
 		dst = append(dst, agentstream.E(d.sessionStarted("")))
 	}
-	return dst
+	return d.announceWaiting(dst)
 }
 
 func (d *Decoder) harness() string {
@@ -393,10 +396,23 @@ func (d *Decoder) errorResponse(dst []agentstream.Event, line, errV []byte) []ag
 	return append(dst, agentstream.E(e))
 }
 
+// announceWaiting announces the calls whose input never came, before the
+// turn ends.
+func (d *Decoder) announceWaiting(dst []agentstream.Event) []agentstream.Event {
+	for _, t := range d.waiting {
+		if !t.announced {
+			dst = t.announce(dst)
+		}
+	}
+	d.waiting = d.waiting[:0]
+	return dst
+}
+
 // promptResult maps the response to session/prompt: the turn's usage when
 // the agent reports it, turn.ended and session.ended.
 func (d *Decoder) promptResult(dst []agentstream.Event, result []byte) []agentstream.Event {
 	dst = d.flush(dst)
+	dst = d.announceWaiting(dst)
 	d.replay = false
 	stop := fields.Str(jsonscan.Get(result, "stopReason"))
 	if u := jsonscan.Get(result, "usage"); len(u) > 0 && u[0] == '{' {
@@ -491,6 +507,11 @@ func (d *Decoder) permission(dst []agentstream.Event, line []byte, l *lineOf) []
 	t := d.tool(u.toolCallID)
 	id := t.id
 	t.merge(&u)
+	if !t.announced && hasInput(t.input) {
+		// The call the agent asks about, once its input is known, comes
+		// before the request.
+		dst = t.announce(dst)
+	}
 	p := &agentstream.PermissionRequest{
 		RequestID: requestID(l.id),
 		CallID:    id,

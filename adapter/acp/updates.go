@@ -260,6 +260,7 @@ type tool struct {
 	id, kind, title, meta string
 	input                 []byte
 	announced, done       bool
+	waiting               bool // in the decoder's waiting list
 }
 
 // tool returns what the decoder knows of the call whose raw JSON id is v,
@@ -290,6 +291,35 @@ func (t *tool) merge(u *updateOf) {
 	if s := fields.Str(jsonscan.GetPath(u.meta, "claudeCode", "toolName")); s != "" {
 		t.meta = s
 	}
+}
+
+// hasInput reports whether a call's raw input says anything: not absent,
+// null or an empty object.
+func hasInput(v []byte) bool {
+	v = jsonscan.TrimSpace(v)
+	if len(v) == 0 || jsonscan.IsNull(v) {
+		return false
+	}
+	if v[0] == '{' {
+		o, ok := jsonscan.Object(v)
+		return !ok || o.Next()
+	}
+	return true
+}
+
+// announce appends the call's tool.call and marks it announced.
+func (t *tool) announce(dst []agentstream.Event) []agentstream.Event {
+	t.announced = true
+	c := &agentstream.ToolCall{CallID: t.id, Name: t.name(), Input: "null", Category: agentstream.CategoryOther}
+	if len(t.input) > 0 {
+		c.Input, c.Truncated = fields.Input(t.input)
+	}
+	if cat, ok := categories[t.kind]; ok {
+		c.Category = cat
+	}
+	// The title is the label ACP defines for showing the call.
+	c.Summary = fields.Summary(t.title)
+	return append(dst, agentstream.E(c))
 }
 
 // name is the call's name: the agent's own tool name when its metadata
@@ -324,24 +354,26 @@ func (d *Decoder) toolUpdate(dst []agentstream.Event, u *updateOf) []agentstream
 	t := d.tool(u.toolCallID)
 	id := t.id
 	t.merge(u)
+	status := string(fields.Unquoted(u.status))
 	if !t.announced {
-		t.announced = true
-		c := &agentstream.ToolCall{CallID: id, Name: t.name(), Input: "null", Category: agentstream.CategoryOther}
-		if len(t.input) > 0 {
-			c.Input, c.Truncated = fields.Input(t.input)
+		// Agents announce a call before its input is known (the Claude
+		// agent's first tool_call has rawInput {}, Qwen's input comes in a
+		// tool_call_update): the tool.call waits for the input, or for the
+		// call's output or end, whichever comes first.
+		if !hasInput(t.input) && status != "completed" && status != "failed" && u.ct.chars == 0 {
+			if !t.waiting {
+				t.waiting = true
+				d.waiting = append(d.waiting, t)
+			}
+			return dst
 		}
-		if cat, ok := categories[t.kind]; ok {
-			c.Category = cat
-		}
-		// The title is the label ACP defines for showing the call.
-		c.Summary = fields.Summary(t.title)
-		dst = append(dst, agentstream.E(c))
+		dst = t.announce(dst)
 	}
 	if t.done {
 		return dst
 	}
 	c, meta := &u.ct, u.meta
-	switch status := string(fields.Unquoted(u.status)); status {
+	switch status {
 	case "completed", "failed":
 		t.done = true
 		r := &agentstream.ToolResult{CallID: id, Name: t.name(), IsError: status == "failed"}

@@ -1,0 +1,37 @@
+package acp_test
+
+import "testing"
+
+// TestToolInputLater: ACP agents announce a call before its input. The
+// Claude agent (claude-agent-acp 0.23.1) sends tool_call with rawInput {}
+// and the input in a tool_call_update; the tool.call waits for it (lines
+// recorded by the lab).
+func TestToolInputLater(t *testing.T) {
+	const up = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":`
+	got := decode(
+		up+`{"_meta":{"claudeCode":{"toolName":"Bash"}},"toolCallId":"toolu_1","sessionUpdate":"tool_call","rawInput":{},"status":"pending","title":"Terminal","kind":"execute","content":[]}}}`,
+		up+`{"_meta":{"claudeCode":{"toolName":"Bash"}},"toolCallId":"toolu_1","sessionUpdate":"tool_call_update","rawInput":{"command":"echo lab-shell-ok","description":"Run the lab command"},"title":"echo lab-shell-ok","kind":"execute","content":[{"type":"content","content":{"type":"text","text":"Run the lab command"}}]}}}`,
+		up+`{"_meta":{"claudeCode":{"toolName":"Bash"}},"toolCallId":"toolu_1","sessionUpdate":"tool_call_update","status":"completed","rawOutput":"lab-shell-ok","content":[{"type":"content","content":{"type":"text","text":"lab-shell-ok"}}]}}}`,
+	)
+	check(t, []string{
+		`session.started {"harness":"acp","model":null,"contextWindow":null,"cwd":null,"sessionId":"s1","tools":null,"version":null,"permissionMode":null}`,
+		`turn.started {"turn":1}`,
+		`tool.call {"callId":"toolu_1","name":"Bash","input":"{\"command\":\"echo lab-shell-ok\",\"description\":\"Run the lab command\"}","truncated":false,"category":"execute","summary":"echo lab-shell-ok"}`,
+		`tool.output {"callId":"toolu_1","channel":"stdout","text":"Run the lab command","truncated":false}`,
+		`tool.result {"callId":"toolu_1","isError":false,"output":"lab-shell-ok","truncated":false,"name":"Bash","characters":12,"exitCode":null}`,
+	}, got)
+}
+
+// TestToolNeverInput: a call whose input never comes is announced before
+// its turn ends, as the agent described it.
+func TestToolNeverInput(t *testing.T) {
+	const up = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":`
+	got := decode(
+		up+`{"toolCallId":"c1","sessionUpdate":"tool_call","status":"pending","title":"Thinking","kind":"think"}}}`,
+		`{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}`,
+	)
+	want := `tool.call {"callId":"c1","name":"think","input":"null","truncated":false,"category":"think","summary":"Thinking"}`
+	if len(got) < 3 || got[2] != want {
+		t.Errorf("events %q: want the call third, %s", got, want)
+	}
+}
