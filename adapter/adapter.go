@@ -62,7 +62,7 @@ func All() []Adapter {
 		{Protocol: get("amp-json"), New: func() agentstream.Decoder { return claude.NewDecoder(claude.Amp) }, Claims: claude.ClaimsAmp},
 		{Protocol: get("copilot-json"), New: func() agentstream.Decoder { return copilot.NewDecoder() }, Claims: copilot.Claims, DeliberateRaw: copilot.DeliberateRaw},
 		{Protocol: get("droid-json"), New: func() agentstream.Decoder { return droid.NewDecoder() }, Claims: droid.Claims},
-		{Protocol: get("acp"), New: func() agentstream.Decoder { return acp.NewDecoder() }, Claims: acp.Claims},
+		{Protocol: get("acp"), New: func() agentstream.Decoder { return acp.NewDecoder() }, Claims: acp.Claims, DeliberateRaw: acp.DeliberateRaw},
 	}
 }
 

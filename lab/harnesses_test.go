@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"github.com/agentstream/agentstream"
 	"github.com/agentstream/agentstream/modelsim"
 )
 
@@ -123,4 +124,23 @@ func knownDefect(harness, scenario, check string) string {
 		return d
 	}
 	return knownDefects[[3]string{harness, "*", check}]
+}
+
+// subagentHidden says why a harness prints nothing of a subagent's own
+// calls, or "".
+func subagentHidden(harness string) string {
+	switch harness {
+	case "opencode":
+		return "opencode run --format json prints the main session's events only"
+	case "qwen":
+		return "Qwen Code runs the agent in the background and prints nothing of its calls"
+	}
+	return ""
+}
+
+// explicitTurns reports whether a protocol's dialect marks its turns, so
+// that events before the first turn are in turn 0.
+func explicitTurns(protocol string) bool {
+	p, _ := agentstream.LookupProtocol(protocol)
+	return p.ExplicitTurns
 }

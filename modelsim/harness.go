@@ -87,9 +87,9 @@ var qwenEnv = []string{
 	"OPENAI_MODEL=modelsim",
 }
 
-// qwenSettings turns off the memory extraction Qwen Code runs after a
-// session, a model call outside the conversation.
-var qwenSettings = File{Path: "{home}/.qwen/settings.json", Content: `{"memory": {"enableManagedAutoMemory": false}}
+// qwenSettings turns off the model calls Qwen Code makes after a turn,
+// outside the conversation: memory extraction and next-prompt suggestions.
+var qwenSettings = File{Path: "{home}/.qwen/settings.json", Content: `{"memory": {"enableManagedAutoMemory": false}, "ui": {"enableFollowupSuggestions": false}}
 `}
 
 // Harnesses returns every harness the lab runs, in a fixed order.

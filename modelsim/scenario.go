@@ -63,6 +63,9 @@ type Call struct {
 	DelayMs int `json:"delayMs,omitempty"`
 	// Times is how many requests in a row the call answers (0 means 1).
 	Times int `json:"times,omitempty"`
+	// Always makes the call answer every request it matches, however many:
+	// an error that never lifts.
+	Always bool `json:"always,omitempty"`
 	// Usage is what the call reports, in agentstream's meaning.
 	Usage Usage `json:"usage"`
 }
@@ -87,6 +90,10 @@ const (
 	RoleRead     = "read"     // reads the file at Path
 	RolePlan     = "plan"     // sets the plan to Steps
 	RoleSubagent = "subagent" // starts a subagent on Prompt
+	// RoleFinish is the role of the call with which a subagent reports its
+	// text when its harness wants it through a tool; scenarios do not
+	// name it, the server adds it.
+	RoleFinish = "finish"
 )
 
 var roles = []string{RoleShell, RoleEdit, RoleWrite, RoleRead, RolePlan, RoleSubagent}

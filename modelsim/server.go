@@ -327,7 +327,7 @@ func (s *Server) script(w http.ResponseWriter, r *http.Request, rec *Record, c *
 	}
 	idx := -1
 	for i := range calls {
-		if used[i] < max(calls[i].Times, 1) && calls[i].If.matches(c) {
+		if (used[i] < max(calls[i].Times, 1) || calls[i].Always) && calls[i].If.matches(c) {
 			idx = i
 			break
 		}
@@ -368,7 +368,31 @@ func (s *Server) script(w http.ResponseWriter, r *http.Request, rec *Record, c *
 		}
 		reply.Tools = append(reply.Tools, sent...)
 	}
+	if thread == ThreadSubagent && len(reply.Tools) == 0 && reply.Text != "" {
+		// A subagent that must report through a tool (Gemini CLI's
+		// complete_task) reports its text there.
+		if t, ok := finishTool(c.tools); ok {
+			in := object(t.schema, func(name string, p *schema) (any, bool) {
+				if p.is("string") || len(p.types) == 0 {
+					return reply.Text, true
+				}
+				return nil, false
+			})
+			reply.Tools = append(reply.Tools, SentTool{Role: RoleFinish, Name: t.name, ID: s.callID(rec.API), Input: in})
+		}
+	}
 	return reply, true
+}
+
+// finishTool returns the tool a subagent must call to report its result,
+// when the request offers one.
+func finishTool(tools []tool) (tool, bool) {
+	for _, t := range tools {
+		if !t.custom && (key(t.name) == "completetask" || key(t.name) == "submitresult" || key(t.name) == "finish") {
+			return t, true
+		}
+	}
+	return tool{}, false
 }
 
 // callID names a tool call in the API's style.

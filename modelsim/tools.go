@@ -409,7 +409,7 @@ func planStatus(s *schema, status string) string {
 // or the one the tool's description or the system prompt names, else the
 // first the enum offers.
 func agentType(p *schema, context string) string {
-	general := []string{"general-purpose", "generalist", "general"}
+	general := []string{"general-purpose", "generalist", "general", "worker"}
 	if e := enumHas(p, append(general, "default")...); e != "" {
 		return e
 	}

@@ -28,6 +28,13 @@ const (
 	textThought
 )
 
+// DeliberateRaw lists the JSON-RPC methods the adapter leaves raw on
+// purpose, with the reason.
+var DeliberateRaw = map[string]string{
+	"craft/drainMidTurnQueue":               "a Qwen Code request to the client about prompts queued during a turn; the runner answers it, and it says nothing of the session",
+	"qwen/notify/session/prompt-suggestion": "Qwen Code's suggestion of the user's next prompt, for an editor's input box",
+}
+
 // Decoder reads one ACP stream. It is not safe for concurrent use.
 type Decoder struct {
 	agent, version string // from the initialize result
