@@ -472,6 +472,9 @@ func (c *checker) sessionUsage() result {
 // the harness's own total when it printed one.
 func (c *checker) recap() result {
 	rc := c.out.summary.Recap
+	if r := usageReport(c.lc.h.Name, agentstream.ScopeSession); r != "" && usageReport(c.lc.h.Name, agentstream.ScopeCall) != "" {
+		return notApplicablef("%s", r)
+	}
 	if len(c.replies("")) == 0 || rc.TokensFrom == "" {
 		if len(c.replies("")) > 0 && usageReport(c.lc.h.Name, agentstream.ScopeSession) == "" {
 			return failf("the recap has no tokens")

@@ -29,6 +29,7 @@ var (
 	scenarioRE = flag.String("lab.scenario", "", "run only the scenarios whose name matches this regexp")
 	reportFile = flag.String("lab.report", "", "write the results as JSON to this file")
 	parallel   = flag.Int("lab.parallel", 2, "how many harnesses run at once")
+	driftFile  = flag.String("lab.drift", "", "write a drift report (Markdown) to this file: new native line types, raw share and failed checks per harness")
 	keep       = flag.String("lab.keep", "", "keep each run's directory under this one, to look at after the run")
 )
 
@@ -343,6 +344,9 @@ func TestLab(t *testing.T) {
 	report(t, col.outcomes, wall)
 	if *update {
 		writeSources(t)
+	}
+	if *driftFile != "" {
+		writeDrift(t, col.outcomes, wall)
 	}
 }
 

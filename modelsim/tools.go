@@ -280,7 +280,7 @@ func (u *ToolUse) calls(c *conv, dir string, nextID func() string) ([]SentTool, 
 			return out, nil
 		}
 	}
-	in := object(t.schema, func(name string, p *schema) (any, bool) { return u.slot(t, name, p, dir, c.system) })
+	in := object(t.schema, func(name string, p *schema) (any, bool) { return u.slot(t, name, p, dir, c.system, c.user) })
 	return []SentTool{{Role: u.Role, Name: t.name, ID: nextID(), Input: in, Expect: u.Expect}}, nil
 }
 
@@ -294,7 +294,7 @@ func (u *ToolUse) abs(dir string) string {
 
 // slot returns the value of one property of tool t for the ToolUse, or
 // false to leave the property to its default.
-func (u *ToolUse) slot(t tool, name string, p *schema, dir, system string) (any, bool) {
+func (u *ToolUse) slot(t tool, name string, p *schema, dir, system, user string) (any, bool) {
 	k := key(name)
 	in := func(keys []string) bool { return contains(keys, k) }
 	// An editor's sub-command.
@@ -353,7 +353,7 @@ func (u *ToolUse) slot(t tool, name string, p *schema, dir, system string) (any,
 			}
 			return "Lab subagent", true
 		case in(agentKeys):
-			return agentType(p, t.description+"\n"+system), true
+			return agentType(p, t.description+"\n"+system+"\n"+user), true
 		case k == "name":
 			return "lab-subagent", true
 		}
@@ -406,8 +406,9 @@ func planStatus(s *schema, status string) string {
 }
 
 // agentType picks the subagent type: the general-purpose one of the enum,
-// or the one the tool's description or the system prompt names, else the
-// first the enum offers.
+// or the one the tool's description, the system prompt or the user text
+// (where some harnesses list their agents) names, else the first the enum
+// offers.
 func agentType(p *schema, context string) string {
 	general := []string{"general-purpose", "generalist", "general", "worker"}
 	if e := enumHas(p, append(general, "default")...); e != "" {
@@ -421,8 +422,10 @@ func agentType(p *schema, context string) string {
 	if p != nil {
 		context = p.description + "\n" + context
 	}
+	// An agent listed by name: <name>X</name>, **X**, or a "- X:" item.
 	for _, name := range general {
-		if strings.Contains(context, "<name>"+name+"</name>") || strings.Contains(context, "**"+name+"**") {
+		if strings.Contains(context, "<name>"+name+"</name>") || strings.Contains(context, "**"+name+"**") ||
+			strings.Contains(context, "- "+name+":") {
 			return name
 		}
 	}

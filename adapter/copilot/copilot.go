@@ -346,6 +346,7 @@ var lineKinds = []string{
 	"assistant.reasoning_delta", "assistant.reasoning", "assistant.message", "model.message",
 	"tool.execution_start", "tool.execution_partial_result", "tool.execution_complete", "result",
 	"tool.shell_output", "model.call_failure", "assistant.turn_retry",
+	"subagent.started", "subagent.completed", "subagent.failed",
 }
 
 // DeliberateRaw lists the line types the adapter leaves raw on purpose,
@@ -360,6 +361,8 @@ var DeliberateRaw = map[string]string{
 	"model.call_failure":               "its status and message go into the retry event of the assistant.turn_retry that follows; a final failure ends the session with its error",
 	"assistant.tool_call_delta":        "a tool call's input as the model streams it; the complete call follows in assistant.message",
 	"assistant.idle":                   "the agent waits for input; the turn's end is assistant.turn_end",
+	"subagent.configured":              "the model a subagent runs on, once subagent.started announced it",
+	"session.info":                     "a notice for the terminal; its model_retry repeats what assistant.turn_retry reports",
 }
 
 // lineKind returns the line type t as one of lineKinds, without
@@ -568,6 +571,23 @@ func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, l *lineOf) []ag
 	case "model.call_failure":
 		d.failure = failureOf(l.data)
 		return append(dst, unmapped(line))
+	case "subagent.started", "subagent.completed", "subagent.failed":
+		status := agentstream.SubagentStarted
+		switch l.kind {
+		case "subagent.completed":
+			status = agentstream.SubagentFinished
+		case "subagent.failed":
+			status = agentstream.SubagentFailed
+		}
+		id := fields.Str(jsonscan.Get(line, "agentId"))
+		callID := fields.Str(jsonscan.Get(l.data, "toolCallId"))
+		if id == "" {
+			id = callID
+		}
+		desc, _ := agentstream.Clip(fields.Str(jsonscan.Get(l.data, "agentDescription")), agentstream.MaxText)
+		return append(dst, agentstream.E(&agentstream.Subagent{
+			ID: id, CallID: callID, Name: fields.Str(jsonscan.Get(l.data, "agentName")), Status: status, Description: desc,
+		}))
 	case "assistant.turn_retry":
 		r := d.failure
 		if r == nil {

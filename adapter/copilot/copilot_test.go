@@ -167,3 +167,17 @@ func TestCopilotLab(t *testing.T) {
 		`retry {"attempt":1,"maxRetries":null,"delayMs":null,"error":"modelsim: rate limited (lab-429)","status":429}`,
 	}, got)
 }
+
+// TestCopilotSubagent: Copilot CLI 1.0.102 announces a subagent and its end
+// (lines recorded by the lab).
+func TestCopilotSubagent(t *testing.T) {
+	got := decode(
+		`{"type":"subagent.started","data":{"toolCallId":"call_1","agentName":"general-purpose","agentDisplayName":"lab-subagent","agentDescription":"Run the lab task","model":"gpt-4.1","agentType":"general-purpose","executionMode":"sync"},"agentId":"1bff2ea9","id":"a1","timestamp":"2026-12-01T21:38:30.102Z","parentId":"p"}`,
+		`{"type":"subagent.completed","data":{"toolCallId":"call_1","agentName":"general-purpose","agentDisplayName":"lab-subagent","model":"gpt-4.1","totalToolCalls":1,"totalTokens":2832,"durationMs":147},"agentId":"1bff2ea9","id":"a2","timestamp":"2026-12-01T21:38:30.251Z","parentId":"p"}`,
+	)
+	check(t, []string{
+		`session.started {"harness":"copilot-cli","model":null,"contextWindow":null,"cwd":null,"sessionId":null,"tools":null,"version":null,"permissionMode":null}`,
+		`subagent {"id":"1bff2ea9","callId":"call_1","name":"general-purpose","status":"started","description":"Run the lab task"}`,
+		`subagent {"id":"1bff2ea9","callId":"call_1","name":"general-purpose","status":"finished","description":null}`,
+	}, got)
+}
