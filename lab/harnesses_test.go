@@ -10,6 +10,9 @@ import (
 
 // notApplicable says why a scenario cannot run on a harness, or "".
 func notApplicable(h modelsim.Harness, s *modelsim.Scenario) string {
+	if h.Protocol == "none" {
+		return h.Title + " runs against the simulator (modelsim prints its setup), but agentstream has no adapter for its JSON output yet"
+	}
 	if len(s.FollowUps) > 0 && h.Protocol != "claude-stream" && h.Protocol != "acp" {
 		return "protocol " + h.Protocol + " takes one prompt per run; a conversation needs claude-stream or ACP"
 	}
