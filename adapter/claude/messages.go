@@ -325,6 +325,7 @@ func (d *Decoder) toolResult(dst []agentstream.Event, b block) []agentstream.Eve
 		r.Truncated = r.Truncated || chars > int64(agentstream.CountChars(r.Output))
 		r.Characters = chars
 	}
+	d.qwenExitCode(r)
 	dst = append(dst, agentstream.E(r))
 	if info.subagent {
 		status := agentstream.SubagentFinished
