@@ -82,6 +82,7 @@ func (c *checker) all() []result {
 	add("session.ended", c.ended())
 	add("tool.call", c.toolCalls())
 	add("tool.result", c.toolResults())
+	add("plan", c.plan())
 	add("message", c.message())
 	add("usage.call", c.callUsage())
 	add("usage.session", c.sessionUsage())
@@ -343,6 +344,42 @@ func (c *checker) toolResults() result {
 	return ok()
 }
 
+// plan checks that a plan the model set is a plan event with its steps.
+func (c *checker) plan() result {
+	var steps []modelsim.PlanStep
+	for _, st := range c.lc.s.Calls {
+		for _, u := range st.Tools {
+			if u.Role == modelsim.RolePlan {
+				steps = u.Steps
+			}
+		}
+	}
+	sent := false
+	for _, st := range c.sentTools() {
+		sent = sent || st.Role == modelsim.RolePlan
+	}
+	if len(steps) == 0 || !sent {
+		return result{}
+	}
+	plans := c.of(agentstream.TypePlan)
+	if len(plans) == 0 {
+		return failf("no plan event; the model set a plan of %d steps", len(steps))
+	}
+	got, _ := plans[len(plans)-1].Payload["steps"].([]any)
+	var texts, want []string
+	for _, g := range got {
+		m, _ := g.(map[string]any)
+		texts = append(texts, str(m, "text"))
+	}
+	for _, st := range steps {
+		want = append(want, st.Text)
+	}
+	if strings.Join(texts, "|") != strings.Join(want, "|") {
+		return failf("the last plan's steps are %q, want %q", texts, want)
+	}
+	return ok()
+}
+
 // message checks that the last assistant message is the text of the last
 // reply of the main conversation.
 func (c *checker) message() result {
@@ -509,11 +546,12 @@ func (c *checker) recap() result {
 // retries checks that each retry the harness made after an error answer is
 // a retry event, for the harnesses that print their retries.
 func (c *checker) retries() result {
-	errs := 0
+	errs, status := 0, 0
 	for _, r := range c.out.records {
 		// Only a rate limit or an overload is meant to be retried.
 		if r.Kind == modelsim.KindCall && r.Reply.Error != nil && (r.Reply.Error.Status == 429 || r.Reply.Error.Status >= 500) {
 			errs++
+			status = r.Reply.Error.Status
 		}
 	}
 	if errs == 0 {
@@ -526,7 +564,7 @@ func (c *checker) retries() result {
 	if retried == 0 {
 		return result{}
 	}
-	if r := silentRetries(c.lc.h.Name); r != "" {
+	if r := silentRetries(c.lc.h.Name, status); r != "" {
 		return notApplicablef("%s", r)
 	}
 	got := len(c.of(agentstream.TypeRetry))

@@ -103,9 +103,14 @@ func sessionThreads(harness string) string {
 	return ""
 }
 
-// silentRetries says why a harness's retries give no retry event, or "".
-func silentRetries(harness string) string {
+// silentRetries says why a harness's retries after an error of status give
+// no retry event, or "".
+func silentRetries(harness string, status int) string {
 	switch harness {
+	case "codex":
+		if status >= 500 {
+			return "Codex retries a request that failed with 5xx silently; it prints Reconnecting for a rate limit"
+		}
 	case "gemini", "gemini-acp":
 		return "Gemini CLI reports retries on stderr only"
 	case "qwen-acp", "opencode", "droid":

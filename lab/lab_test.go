@@ -233,8 +233,12 @@ func (lc *labCase) run(t *testing.T, protocol string) *runOutput {
 	return out
 }
 
-// extraArgs are arguments a harness needs for one scenario.
+// extraArgs are arguments a harness needs for one scenario: Claude Code
+// 2.1.328 offers its plan tools only when --tools names them.
 func extraArgs(harness, scenario string) []string {
+	if (harness == "claude" || harness == "claude-stream") && scenario == "plan" {
+		return []string{"--tools", "Bash,Edit,Read,Write,Agent,TaskCreate,TaskUpdate"}
+	}
 	return nil
 }
 
