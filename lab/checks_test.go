@@ -671,7 +671,22 @@ func (c *checker) deliberate() map[string]string {
 // raw checks that no native line type falls to raw unless its adapter
 // lists it as deliberately raw.
 func (c *checker) raw() result {
-	_, _, rawTypes, _ := c.rawCounts()
+	_, _, all, _ := c.rawCounts()
+	pending := pendingRaw[c.lc.h.Protocol]
+	if c.lc.h.Protocol == "claude-stream" {
+		pending = pendingRaw["claude-json"]
+	}
+	var rawTypes, known []string
+	for _, t := range all {
+		if pending[t] != "" {
+			known = append(known, t)
+		} else {
+			rawTypes = append(rawTypes, t)
+		}
+	}
+	if len(rawTypes) == 0 && len(known) > 0 {
+		return result{Status: "known", Detail: pending[known[0]] + " (" + strings.Join(known, ", ") + ")"}
+	}
 	if len(rawTypes) > 0 {
 		ls, types := c.lines()
 		var ex []string

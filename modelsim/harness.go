@@ -89,7 +89,7 @@ var qwenEnv = []string{
 
 // qwenSettings turns off the model calls Qwen Code makes after a turn,
 // outside the conversation: memory extraction and next-prompt suggestions.
-var qwenSettings = File{Path: "{home}/.qwen/settings.json", Content: `{"memory": {"enableManagedAutoMemory": false}, "ui": {"enableFollowupSuggestions": false}}
+var qwenSettings = File{Path: "{home}/.qwen/settings.json", Content: `{"memory": {"enableManagedAutoMemory": false}, "ui": {"enableFollowupSuggestions": false}, "model": {"generationConfig": {"maxRetries": 2}}}
 `}
 
 // Harnesses returns every harness the lab runs, in a fixed order.

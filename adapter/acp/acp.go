@@ -423,7 +423,9 @@ func (d *Decoder) promptResult(dst []agentstream.Event, result []byte) []agentst
 	d.replay = false
 	stop := fields.Str(jsonscan.Get(result, "stopReason"))
 	if u := jsonscan.Get(result, "usage"); len(u) > 0 && u[0] == '{' {
-		d.tokens = promptUsage(u)
+		// The schema's PromptResponse.usage is the turn's (claude-agent-acp
+		// 0.23.1 reports each turn apart): the session's total is their sum.
+		d.tokens = addTokens(d.tokens, promptUsage(u))
 		dst = append(dst, agentstream.E(d.sessionUsage()))
 	}
 	dst = d.openTurn(dst, false)
@@ -486,9 +488,31 @@ func promptUsage(v []byte) *agentstream.Usage {
 	return u
 }
 
-// sessionUsage restates the session's usage: the latest token totals of a
-// prompt response with the latest context occupancy and cost of
-// usage_update. None of them is ever added up.
+// addTokens adds a turn's token counts to the session's, a counter unknown
+// in both staying unknown.
+func addTokens(total, turn *agentstream.Usage) *agentstream.Usage {
+	if total == nil {
+		return turn
+	}
+	add := func(a, b *int64) *int64 {
+		if a == nil {
+			return b
+		}
+		if b == nil {
+			return a
+		}
+		n := *a + *b
+		return &n
+	}
+	return &agentstream.Usage{Scope: agentstream.ScopeSession,
+		InputTokens: add(total.InputTokens, turn.InputTokens), OutputTokens: add(total.OutputTokens, turn.OutputTokens),
+		CacheReadTokens: add(total.CacheReadTokens, turn.CacheReadTokens), CacheCreationTokens: add(total.CacheCreationTokens, turn.CacheCreationTokens),
+		ReasoningTokens: add(total.ReasoningTokens, turn.ReasoningTokens)}
+}
+
+// sessionUsage restates the session's usage: the sum of the prompt
+// responses' token counts with the latest context occupancy and cost of
+// usage_update.
 func (d *Decoder) sessionUsage() *agentstream.Usage {
 	u := &agentstream.Usage{Scope: agentstream.ScopeSession}
 	if d.tokens != nil {

@@ -35,3 +35,22 @@ func TestToolNeverInput(t *testing.T) {
 		t.Errorf("events %q: want the call third, %s", got, want)
 	}
 }
+
+// TestTurnUsageSummed: claude-agent-acp 0.23.1 reports each turn's usage in
+// its prompt response; the session's total is their sum.
+func TestTurnUsageSummed(t *testing.T) {
+	got := decode(
+		`{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn","usage":{"inputTokens":1200,"outputTokens":8,"cachedReadTokens":300,"cachedWriteTokens":0,"totalTokens":1508}}}`,
+		`{"jsonrpc":"2.0","id":4,"result":{"stopReason":"end_turn","usage":{"inputTokens":1300,"outputTokens":8,"cachedReadTokens":1200,"cachedWriteTokens":0,"totalTokens":2508}}}`,
+	)
+	want := `usage {"scope":"session","inputTokens":2500,"outputTokens":16,"cacheReadTokens":1500,"cacheCreationTokens":0,"costUsd":null,"turns":null,"durationMs":null,"reasoningTokens":null}`
+	var last string
+	for _, g := range got {
+		if len(g) > 6 && g[:6] == "usage " {
+			last = g
+		}
+	}
+	if last != want {
+		t.Errorf("last usage\n%s\nwant\n%s", last, want)
+	}
+}
