@@ -422,7 +422,19 @@ func (d *Decoder) promptResult(dst []agentstream.Event, result []byte) []agentst
 	dst = d.announceWaiting(dst)
 	d.replay = false
 	stop := fields.Str(jsonscan.Get(result, "stopReason"))
-	if u := jsonscan.Get(result, "usage"); len(u) > 0 && u[0] == '{' {
+	if tc := jsonscan.GetPath(result, "_meta", "quota", "token_count"); len(tc) > 0 && tc[0] == '{' {
+		// Gemini CLI gives the turn's prompt size (cache included) and
+		// output, nothing more: the size is the context, the input not
+		// read from cache is unknown.
+		turn := &agentstream.Usage{Scope: agentstream.ScopeSession,
+			ContextTokens: fields.Int(jsonscan.Get(tc, "input_tokens")), OutputTokens: fields.Int(jsonscan.Get(tc, "output_tokens"))}
+		if d.tokens != nil && d.tokens.OutputTokens != nil && turn.OutputTokens != nil {
+			n := *d.tokens.OutputTokens + *turn.OutputTokens
+			turn.OutputTokens = &n
+		}
+		d.tokens = turn
+		dst = append(dst, agentstream.E(d.sessionUsage()))
+	} else if u := jsonscan.Get(result, "usage"); len(u) > 0 && u[0] == '{' {
 		// The schema's PromptResponse.usage is the turn's (claude-agent-acp
 		// 0.23.1 reports each turn apart): the session's total is their sum.
 		d.tokens = addTokens(d.tokens, promptUsage(u))
@@ -518,7 +530,10 @@ func (d *Decoder) sessionUsage() *agentstream.Usage {
 	if d.tokens != nil {
 		*u = *d.tokens
 	}
-	u.CostUSD, u.ContextTokens, u.ContextWindow = d.cost, d.ctxUsed, d.ctxSize
+	u.CostUSD, u.ContextWindow = d.cost, d.ctxSize
+	if d.ctxUsed != nil || u.ContextTokens == nil {
+		u.ContextTokens = d.ctxUsed
+	}
 	return u
 }
 

@@ -54,3 +54,26 @@ func TestTurnUsageSummed(t *testing.T) {
 		t.Errorf("last usage\n%s\nwant\n%s", last, want)
 	}
 }
+
+// TestMetaUsage: Gemini CLI and Qwen Code report usage in _meta only: Qwen a
+// call's on its last message chunk, Gemini the turn's prompt size and
+// output on the prompt response (lines recorded by the lab).
+func TestMetaUsage(t *testing.T) {
+	const up = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":`
+	got := decode(
+		up+`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":""},"_meta":{"usage":{"inputTokens":1500,"outputTokens":19,"totalTokens":1519,"thoughtTokens":5,"cachedReadTokens":300},"durationMs":496}}}}`,
+		`{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn","_meta":{"quota":{"token_count":{"input_tokens":1500,"output_tokens":14},"model_usage":[{"model":"gemini-3.8-flash","token_count":{"input_tokens":1500,"output_tokens":14}}]}}}}`,
+	)
+	for _, want := range []string{
+		`usage {"scope":"call","model":null,"inputTokens":1200,"outputTokens":19,"cacheReadTokens":300,"cacheCreationTokens":null,"contextTokens":null,"reasoningTokens":5,"messageId":null}`,
+		`usage {"scope":"session","inputTokens":null,"outputTokens":14,"cacheReadTokens":null,"cacheCreationTokens":null,"costUsd":null,"turns":null,"durationMs":null,"reasoningTokens":null,"contextTokens":1500}`,
+	} {
+		found := false
+		for _, g := range got {
+			found = found || g == want
+		}
+		if !found {
+			t.Errorf("events lack %s; got %q", want, got)
+		}
+	}
+}

@@ -123,6 +123,12 @@ func (d *Decoder) update(dst []agentstream.Event, line []byte, u *updateOf, sess
 	switch kind {
 	case "agent_message_chunk":
 		dst = d.chunk(dst, textAgent, u, replay)
+		// Qwen Code gives a model call's usage on its last chunk.
+		if mu := jsonscan.Get(u.meta, "usage"); len(mu) > 0 && mu[0] == '{' {
+			cu := promptUsage(mu)
+			cu.Scope = agentstream.ScopeCall
+			dst = append(dst, agentstream.E(cu))
+		}
 	case "user_message_chunk":
 		dst = d.chunk(dst, textUser, u, replay)
 	case "agent_thought_chunk":
@@ -316,6 +322,12 @@ func (t *tool) announce(dst []agentstream.Event) []agentstream.Event {
 	}
 	if cat, ok := categories[t.kind]; ok {
 		c.Category = cat
+	}
+	switch t.meta { // the Claude agent's own tool names, where the kind says less
+	case "Agent", "Task":
+		c.Category = agentstream.CategoryDelegate
+	case "TodoWrite":
+		c.Category = agentstream.CategoryPlan
 	}
 	// The title is the label ACP defines for showing the call.
 	c.Summary = fields.Summary(t.title)
