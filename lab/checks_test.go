@@ -256,7 +256,7 @@ func (c *checker) callFor(st modelsim.SentTool, taken map[int]bool) (envelope, i
 			near = fmt.Sprintf("a tool.call named %q", got)
 			continue
 		}
-		if missing, ok := covers(st.Input, str(e.Payload, "input")); !ok {
+		if missing, ok := covers(st.Input, str(e.Payload, "input")); !ok && inputHidden(c.lc.h.Name) == "" {
 			near = fmt.Sprintf("tool.call %s with input %s, which lacks %q", name, str(e.Payload, "input"), missing)
 			continue
 		}
@@ -275,6 +275,9 @@ func (c *checker) toolCalls() result {
 	}
 	taken := map[int]bool{}
 	for _, st := range sent {
+		if st.Role == modelsim.RolePlan && c.lc.h.Protocol == "acp" {
+			continue // an ACP agent shows a plan as a plan update (the plan check)
+		}
 		e, i, near := c.callFor(st, taken)
 		if i < 0 {
 			return failf("the model called %s (%s) with %s; found %s", st.Name, st.Role, st.Input, near)
@@ -294,6 +297,9 @@ func (c *checker) toolResults() result {
 	}
 	taken := map[int]bool{}
 	for _, st := range sent {
+		if st.Role == modelsim.RolePlan && c.lc.h.Protocol == "acp" {
+			continue
+		}
 		call, i, _ := c.callFor(st, taken)
 		if i < 0 {
 			return failf("no tool.call for %s, so no result to check", st.Name)
@@ -584,12 +590,17 @@ func (c *checker) turns() result {
 			want++
 		}
 	}
-	if want == 0 && !explicitTurns(c.lc.h.Protocol) {
-		want = 1 // the first turn starts at the first event
-	}
 	maxTurn := 0
 	for _, e := range c.out.events {
 		maxTurn = max(maxTurn, e.Turn)
+	}
+	if want == 0 {
+		// No reply: the first turn (turn 0 where the dialect marks its
+		// turns and the harness failed before marking one).
+		if maxTurn == 1 || (maxTurn == 0 && explicitTurns(c.lc.h.Protocol)) {
+			return ok()
+		}
+		want = 1
 	}
 	if maxTurn != want {
 		return failf("events reach turn %d; want %d (the replies without a tool call end a turn each)", maxTurn, want)
@@ -736,10 +747,12 @@ func (c *checker) sameAsAuto(auto *runOutput) result {
 				s += " " + str(e.Payload, "role") + " " + str(e.Payload, "text")
 			case agentstream.TypeToolCall:
 				s += " " + str(e.Payload, "name")
-			case agentstream.TypeRaw, agentstream.TypeStderr, agentstream.TypeSessionTitle:
-				if e.Type != agentstream.TypeRaw {
-					continue
-				}
+			case agentstream.TypeRaw, agentstream.TypeStderr, agentstream.TypeSessionTitle,
+				agentstream.TypeUsage, agentstream.TypeRetry, agentstream.TypeToolOutput:
+				// Notices a harness prints a varying number of times
+				// (Copilot's background task changes, its output
+				// chunks): not part of what must agree.
+				continue
 			}
 			out = append(out, fmt.Sprintf("%d %s", e.Turn, s))
 		}

@@ -37,15 +37,27 @@ func autoReason(h modelsim.Harness, s *modelsim.Scenario) string {
 	return ""
 }
 
+// inputHidden says why a harness prints no tool call's input, or "".
+func inputHidden(harness string) string {
+	if harness == "gemini-acp" {
+		return "Gemini CLI's ACP tool calls carry no rawInput"
+	}
+	return ""
+}
+
 // noExitCode says why a harness's shell results carry no exit code nor
 // say that a command failed, or "".
 func noExitCode(harness string) string {
 	switch harness {
 	case "gemini":
 		return "Gemini CLI's stream-json tool_result says success for a command that failed, with no exit code"
+	case "claude-acp":
+		return "claude-agent-acp gives a failed command's result with no exit code"
 	}
 	return ""
 }
+
+const tailKept = "the harness keeps the tail of a long output, whose head is all that the 8,000 characters of a tool.result show"
 
 // limits are the checks a harness's own defect makes not applicable in a
 // scenario, with the defect.
@@ -53,6 +65,11 @@ var limits = map[[2]string]struct {
 	checks []string
 	defect string
 }{
+	{"qwen", "bigoutput"}:     {[]string{"tool.result"}, tailKept},
+	{"qwen-acp", "bigoutput"}: {[]string{"tool.result"}, tailKept},
+	{"opencode", "bigoutput"}: {[]string{"tool.result"}, tailKept},
+	{"qwen-acp", "exhausted"}: {[]string{"session.ended", "exit"},
+		"Qwen Code's ACP answers a prompt whose retries ran out with stopReason cancelled, not an error"},
 	{"gemini", "bigoutput"}: {[]string{"tool.result", "message", "raw", "usage.session", "recap", "turns"},
 		"Gemini CLI 0.61.0 exits before its stdout drains: the 200,000-line result is cut at 64 KiB, mid-line, and the rest of the run is lost"},
 }
@@ -180,6 +197,9 @@ func init() {
 		knownDefects[[3]string{h, "toolfail", "tool.result"}] = claudeExitCode
 		knownDefects[[3]string{h, "plan", "plan"}] = claudeTasks
 	}
+	// The Qwen flavour shares the Claude adapter's turns and the recap.
+	knownDefects[[3]string{"qwen", "subagent", "turns"}] = "Claude adapter (shared by Qwen): the turn a background agent wakes is not numbered"
+	knownDefects[[3]string{"qwen", "subagent", "recap"}] = "recap: it takes the sum of the calls it saw over the harness's own later total, which counts the hidden subagent (the recap's consistency is being fixed apart)"
 }
 
 // pendingRaw are the native line types of a protocol that fall to raw
