@@ -166,8 +166,12 @@ func (c *checker) ended() result {
 				return notApplicablef("the harness's stdout does not carry the API's message %q (session.ended error %q)", e.Message, msg)
 			}
 			for _, ev := range c.out.events {
-				if ev.Type == agentstream.TypeError && strings.Contains(str(ev.Payload, "message"), e.Message) {
-					return ok()
+				var texts []string
+				leaves(ev.Payload, &texts)
+				for _, s := range texts {
+					if ev.Type != agentstream.TypeRaw && strings.Contains(s, e.Message) {
+						return ok()
+					}
 				}
 			}
 			return failf("session.ended error %q lacks the API's message %q, which the harness printed", msg, e.Message)
@@ -283,7 +287,11 @@ func (c *checker) toolCalls() result {
 			return failf("the model called %s (%s) with %s; found %s", st.Name, st.Role, st.Input, near)
 		}
 		taken[i] = true
-		if want := categories[st.Role]; want != "" && str(e.Payload, "category") != want {
+		want := categories[st.Role]
+		if k := acpKinds[st.Role]; k == "think" && printedName(c.lc.h.Name, st) == k {
+			want = "think" // the ACP kind is all the agent says of it
+		}
+		if want != "" && str(e.Payload, "category") != want {
 			return failf("tool.call %s has category %q, want %q", st.Name, str(e.Payload, "category"), want)
 		}
 	}
@@ -319,6 +327,9 @@ func (c *checker) toolResults() result {
 		}
 		x := st.Expect
 		out := str(res.Payload, "output")
+		if outputHidden(c.lc.h.Name) != "" {
+			x.Output, x.OutputAny = "", nil
+		}
 		if x.Output != "" && !strings.Contains(out, x.Output) {
 			return failf("tool.result of %s: output %q lacks %q", st.Name, clip(out, 300), x.Output)
 		}

@@ -45,6 +45,14 @@ func inputHidden(harness string) string {
 	return ""
 }
 
+// outputHidden says why a harness prints no tool's output, or "".
+func outputHidden(harness string) string {
+	if harness == "gemini-acp" {
+		return "Gemini CLI's ACP tool results carry no content"
+	}
+	return ""
+}
+
 // noExitCode says why a harness's shell results carry no exit code nor
 // say that a command failed, or "".
 func noExitCode(harness string) string {
@@ -68,6 +76,10 @@ var limits = map[[2]string]struct {
 	{"qwen", "bigoutput"}:     {[]string{"tool.result"}, tailKept},
 	{"qwen-acp", "bigoutput"}: {[]string{"tool.result"}, tailKept},
 	{"opencode", "bigoutput"}: {[]string{"tool.result"}, tailKept},
+	{"gemini-acp", "subagent"}: {[]string{"tool.result", "tool.call"},
+		"Gemini CLI's ACP mode denies the subagent tool by its policy (\"denied by policy\"), so the subagent never runs"},
+	{"droid", "subagent"}: {[]string{"tool.result"},
+		"droid exec runs a subagent through its daemon, which it cannot reach offline (\"Could not reach the daemon\")"},
 	{"qwen-acp", "exhausted"}: {[]string{"session.ended", "exit"},
 		"Qwen Code's ACP answers a prompt whose retries ran out with stopReason cancelled, not an error"},
 	{"gemini", "bigoutput"}: {[]string{"tool.result", "message", "raw", "usage.session", "recap", "turns"},
@@ -99,6 +111,9 @@ func usageReport(harness, scope string) string {
 	if scope == "session" && harness == "opencode" {
 		return "opencode prints usage per step (step_finish), no session total"
 	}
+	if scope == "session" && harness == "qwen-acp" {
+		return "Qwen Code's ACP reports each call's usage (agent_message_chunk _meta), no session total"
+	}
 	if scope == "call" {
 		switch harness {
 		case "codex":
@@ -107,16 +122,21 @@ func usageReport(harness, scope string) string {
 			return "Gemini CLI prints one total per run (result.stats)"
 		case "droid":
 			return "droid prints one total per run (completion.usage)"
-		case "gemini-acp", "qwen-acp", "claude-acp":
-			return "ACP reports no per-call usage"
+		case "gemini-acp", "claude-acp":
+			return "the ACP agent reports no per-call usage"
 		}
 	}
 	return ""
 }
 
 // sessionThreads names the calls a harness's session total counts: "" for
-// all, or only the main conversation's.
+// all, or only the main conversation's (the ACP agents' prompt responses
+// count their own calls, not their subagents').
 func sessionThreads(harness string) string {
+	switch harness {
+	case "claude-acp", "gemini-acp":
+		return modelsim.ThreadMain
+	}
 	return ""
 }
 
@@ -130,6 +150,10 @@ func silentRetries(harness string, status int) string {
 		}
 	case "gemini", "gemini-acp":
 		return "Gemini CLI reports retries on stderr only"
+	case "claude-acp":
+		return "claude-agent-acp does not pass Claude Code's retries to the client"
+	case "qwen":
+		return "Qwen Code prints system/retry for the retries of its own loop only, not for its API client's"
 	case "qwen-acp", "opencode", "droid":
 		return "the harness retries silently"
 	}
@@ -160,11 +184,16 @@ func printedName(harness string, st modelsim.SentTool) string {
 	return st.Name
 }
 
-// visible is what a harness can report of a call's usage: Gemini CLI's
-// stream-json counts the candidates' tokens only, without the thoughts.
+// visible is what a harness can report of a call's usage: Gemini CLI
+// counts the candidates' tokens only, without the thoughts, and its ACP
+// mode gives the prompt's size (cache included) and the output, so the
+// input not read from cache is unknown.
 func visible(harness string, u usage, reasoning int64) usage {
-	if harness == "gemini" {
+	switch harness {
+	case "gemini":
 		u.out -= reasoning
+	case "gemini-acp":
+		u = usage{out: u.out - reasoning}
 	}
 	return u
 }
@@ -196,6 +225,7 @@ func init() {
 		knownDefects[[3]string{h, "exhausted", "session.ended"}] = claudeAPIError
 		knownDefects[[3]string{h, "toolfail", "tool.result"}] = claudeExitCode
 		knownDefects[[3]string{h, "plan", "plan"}] = claudeTasks
+		knownDefects[[3]string{h, "plan", "tool.call"}] = claudeTasks
 	}
 	// The Qwen flavour shares the Claude adapter's turns and the recap.
 	knownDefects[[3]string{"qwen", "subagent", "turns"}] = "Claude adapter (shared by Qwen): the turn a background agent wakes is not numbered"

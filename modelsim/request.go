@@ -32,6 +32,9 @@ type conv struct {
 	wantJSON bool
 	// includeUsage is Chat Completions' stream_options.include_usage.
 	includeUsage bool
+	// forced says the request makes the model call a tool (tool_choice
+	// required, or a named tool).
+	forced bool
 }
 
 // tool is a tool the request offers.
@@ -204,6 +207,22 @@ func text(raw json.RawMessage, textTypes ...string) string {
 	return strings.Join(b, "\n")
 }
 
+// forcedChoice reports whether a tool_choice makes the model call a tool:
+// "required" or "any", or a named tool.
+func forcedChoice(raw json.RawMessage) bool {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s == "required" || s == "any"
+	}
+	var o struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(raw, &o) == nil {
+		return o.Type == "function" || o.Type == "tool" || o.Type == "any"
+	}
+	return false
+}
+
 func contains(list []string, s string) bool {
 	for _, l := range list {
 		if l == s {
@@ -241,11 +260,12 @@ func parseAnthropic(body []byte) (*conv, error) {
 		OutputFormat *struct {
 			Schema json.RawMessage `json:"schema"`
 		} `json:"output_format"`
+		ToolChoice json.RawMessage `json:"tool_choice"`
 	}
 	if err := json.Unmarshal(body, &in); err != nil {
 		return nil, fmt.Errorf("messages request: %w", err)
 	}
-	c := &conv{model: in.Model, stream: in.Stream, system: text(in.System)}
+	c := &conv{model: in.Model, stream: in.Stream, system: text(in.System), forced: forcedChoice(in.ToolChoice)}
 	for _, t := range in.Tools {
 		if len(t.InputSchema) == 0 {
 			continue // a server tool (web search, ...): nothing to call
@@ -300,11 +320,12 @@ func parseChat(body []byte) (*conv, error) {
 				Schema json.RawMessage `json:"schema"`
 			} `json:"json_schema"`
 		} `json:"response_format"`
+		ToolChoice json.RawMessage `json:"tool_choice"`
 	}
 	if err := json.Unmarshal(body, &in); err != nil {
 		return nil, fmt.Errorf("chat completions request: %w", err)
 	}
-	c := &conv{model: in.Model, stream: in.Stream}
+	c := &conv{model: in.Model, stream: in.Stream, forced: forcedChoice(in.ToolChoice)}
 	if in.StreamOptions != nil {
 		c.includeUsage = in.StreamOptions.IncludeUsage
 	}

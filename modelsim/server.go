@@ -279,6 +279,12 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, rec *Record, op,
 	case len(c.tools) == 0:
 		s.side(rec, "the request offers no tools")
 		reply.Text = "modelsim"
+	case c.forced && len(c.tools) == 1:
+		// A structured answer through the one tool offered (Qwen Code's
+		// permission classifier calls respond_in_schema).
+		s.side(rec, "the request makes the model call its one tool, "+c.tools[0].name)
+		t := c.tools[0]
+		reply.Tools = []SentTool{{Name: t.name, ID: s.callID(rec.API), Input: instance(t.schema)}}
 	default:
 		var ok bool
 		reply, ok = s.script(w, r, rec, c)

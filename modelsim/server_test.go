@@ -517,6 +517,12 @@ func TestSideCalls(t *testing.T) {
 	if got := get(t, evs[1].data, "choices", 0, "delta", "content"); got != "modelsim" {
 		t.Errorf("title answer %v", got)
 	}
+	classify := `{"model":"m","stream":false,"tool_choice":"required","messages":[{"role":"user","content":"classify"}],
+		"tools":[{"type":"function","function":{"name":"respond_in_schema","parameters":{"type":"object","properties":{"shouldBlock":{"type":"boolean"}},"required":["shouldBlock"]}}}]}`
+	body = readAll(t, post(t, hs.URL+"/v1/chat/completions", classify).Body)
+	if get(t, body, "choices", 0, "message", "tool_calls", 0, "function", "arguments") != `{"shouldBlock":false}` {
+		t.Errorf("forced tool answer %s", body)
+	}
 	body = readAll(t, post(t, hs.URL+"/v1/messages/count_tokens", fill(anthropicRequest, "false")).Body)
 	if n, ok := get(t, body, "input_tokens").(float64); !ok || n <= 0 {
 		t.Errorf("count_tokens %s", body)
@@ -537,7 +543,7 @@ func TestSideCalls(t *testing.T) {
 			t.Errorf("side call with usage %+v", r.Reply.Usage)
 		}
 	}
-	if diff := cmp.Diff([]string{KindSide, KindSide, KindSide, KindSide, KindCall}, kinds); diff != "" {
+	if diff := cmp.Diff([]string{KindSide, KindSide, KindSide, KindSide, KindSide, KindCall}, kinds); diff != "" {
 		t.Errorf("kinds (-want +got):\n%s", diff)
 	}
 }

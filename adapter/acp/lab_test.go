@@ -1,6 +1,10 @@
 package acp_test
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/agentstream/agentstream/agentstreamtest"
+)
 
 // TestToolInputLater: ACP agents announce a call before its input. The
 // Claude agent (claude-agent-acp 0.23.1) sends tool_call with rawInput {}
@@ -76,4 +80,14 @@ func TestMetaUsage(t *testing.T) {
 			t.Errorf("events lack %s; got %q", want, got)
 		}
 	}
+}
+
+// TestLabCaptures replays the lab's captures of the real ACP agents
+// (SOURCES.md in testdata/lab): their goldens, every invariant, and no
+// method raw unless the adapter lists it as deliberately raw.
+func TestLabCaptures(t *testing.T) {
+	agentstreamtest.RunAdapter(t, agentstreamtest.AdapterCase{
+		Protocol: "acp", Fixtures: []string{"testdata/lab/*.jsonl"}, Update: *update,
+	})
+	agentstreamtest.CheckCaptures(t, "acp", "testdata/lab/*.jsonl", nil)
 }
