@@ -288,8 +288,8 @@ func (c *checker) toolCalls() result {
 		}
 		taken[i] = true
 		want := categories[st.Role]
-		if k := acpKinds[st.Role]; k == "think" && printedName(c.lc.h.Name, st) == k {
-			want = "think" // the ACP kind is all the agent says of it
+		if pn := printedName(c.lc.h.Name, st); st.Role == modelsim.RoleSubagent && (pn == "think" || pn == "other") {
+			want = pn // the ACP kind is all the agent says of it
 		}
 		if want != "" && str(e.Payload, "category") != want {
 			return failf("tool.call %s has category %q, want %q", st.Name, str(e.Payload, "category"), want)

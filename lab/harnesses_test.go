@@ -61,6 +61,10 @@ func noExitCode(harness string) string {
 		return "Gemini CLI's stream-json tool_result says success for a command that failed, with no exit code"
 	case "claude-acp":
 		return "claude-agent-acp gives a failed command's result with no exit code"
+	case "gemini-acp":
+		return "Gemini CLI's ACP says completed for a command that failed, with no content and no exit code"
+	case "qwen-acp":
+		return "Qwen Code's ACP gives the exit code only inside the result's text"
 	}
 	return ""
 }
@@ -177,6 +181,9 @@ func printedName(harness string, st modelsim.SentTool) string {
 			return "command_execution"
 		}
 	case "gemini-acp", "qwen-acp":
+		if harness == "qwen-acp" && st.Role == modelsim.RoleSubagent {
+			return "other" // Qwen's agent tool has the kind other
+		}
 		if k := acpKinds[st.Role]; k != "" {
 			return k
 		}
@@ -260,6 +267,8 @@ func subagentHidden(harness string) string {
 		return "Qwen Code runs the agent in the background and prints nothing of its calls"
 	case "gemini":
 		return "Gemini CLI prints the subagent's invocation and its end, nothing of its calls"
+	case "qwen-acp":
+		return "Qwen Code's ACP reports the agent tool's call and result, nothing of the subagent's calls"
 	}
 	return ""
 }

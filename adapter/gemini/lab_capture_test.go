@@ -15,5 +15,9 @@ func TestLabCaptures(t *testing.T) {
 		Fixtures: []string{"testdata/lab/*.jsonl"},
 		Update:   *update,
 	})
-	agentstreamtest.CheckCaptures(t, "gemini-json", "testdata/lab/*.jsonl", nil)
+	agentstreamtest.CheckCaptures(t, "gemini-json", "testdata/lab/*.jsonl", map[string]string{
+		// Gemini CLI 0.61.0 exits before its stdout drains: the bigoutput
+		// capture ends in a line cut at 64 KiB.
+		"(not json)": "cut by the harness",
+	})
 }
