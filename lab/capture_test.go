@@ -25,6 +25,7 @@ var captureDirs = map[string]string{
 	"copilot-json":  "../adapter/copilot/testdata/lab",
 	"droid-json":    "../adapter/droid/testdata/lab",
 	"acp":           "../adapter/acp/testdata/lab",
+	"pi-json":       "../adapter/pi/testdata/lab",
 }
 
 // maxCapture bounds a capture's size: a longer one keeps its first and last

@@ -80,6 +80,7 @@ var limits = map[[2]string]struct {
 	{"qwen", "bigoutput"}:     {[]string{"tool.result"}, tailKept},
 	{"qwen-acp", "bigoutput"}: {[]string{"tool.result"}, tailKept},
 	{"opencode", "bigoutput"}: {[]string{"tool.result"}, tailKept},
+	{"pi", "bigoutput"}:       {[]string{"tool.result"}, tailKept},
 	{"gemini-acp", "subagent"}: {[]string{"tool.result", "tool.call"},
 		"Gemini CLI's ACP mode denies the subagent tool by its policy (\"denied by policy\"), so the subagent never runs"},
 	{"droid", "subagent"}: {[]string{"tool.result"},
@@ -111,6 +112,9 @@ func usageReport(harness, scope string) string {
 	switch harness {
 	case "copilot":
 		return "Copilot CLI prints no token counts with a custom provider"
+	}
+	if scope == "session" && harness == "pi" {
+		return "pi prints usage per call (message_end), no session total"
 	}
 	if scope == "session" && harness == "opencode" {
 		return "opencode prints usage per step (step_finish), no session total"
@@ -160,6 +164,8 @@ func silentRetries(harness string, status int) string {
 		return "Qwen Code prints system/retry for the retries of its own loop only, not for its API client's"
 	case "qwen-acp", "opencode", "droid":
 		return "the harness retries silently"
+	case "pi":
+		return "pi prints auto_retry_start for the retries of its own loop only, not for its API client's"
 	}
 	return ""
 }

@@ -168,7 +168,7 @@ stream_max_retries = 2
 		},
 		{
 			Name: "pi", Title: "pi coding agent", API: APIChat, Package: "@mariozechner/pi-coding-agent",
-			Protocol: "none", Command: []string{"pi", "-p", "--mode", "json", "--offline", "--no-session", "--provider", "modelsim", "--model", "modelsim"},
+			Protocol: "pi-json", Command: []string{"pi", "--offline", "--no-session", "--provider", "modelsim", "--model", "modelsim"},
 			env: []string{"PI_OFFLINE=1"},
 			files: []File{{Path: "{home}/.pi/agent/models.json", Content: `{"providers": {"modelsim": {"baseUrl": "{url}/v1", "api": "openai-completions", "apiKey": "lab-api-key",
   "compat": {"supportsDeveloperRole": false, "supportsReasoningEffort": false}, "models": [{"id": "modelsim"}]}}}

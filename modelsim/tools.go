@@ -101,6 +101,26 @@ func planList(s *schema) (string, *schema) {
 	return "", nil
 }
 
+// editList returns an array property whose items hold the old and the new
+// text of one replacement, for an edit tool that takes several at once
+// (pi's edit: edits [{oldText, newText}]).
+func editList(s *schema) (string, *schema) {
+	if s == nil {
+		return "", nil
+	}
+	for _, p := range s.props {
+		if p.s == nil || !p.s.is("array") || p.s.items == nil {
+			continue
+		}
+		if o, _ := findProp(p.s.items, oldKeys); o != "" {
+			if n, _ := findProp(p.s.items, newKeys); n != "" {
+				return p.name, p.s
+			}
+		}
+	}
+	return "", nil
+}
+
 // fit scores how well a tool fills a role; 0 means it does not.
 func fit(role string, t tool) int {
 	s := t.schema
@@ -139,7 +159,8 @@ func fit(role string, t tool) int {
 			score -= 8
 		}
 	case RoleEdit:
-		if pathName == "" || oldName == "" || newName == "" {
+		list, _ := editList(s)
+		if pathName == "" || (oldName == "" || newName == "") && list == "" {
 			return 0
 		}
 		if subcommand && enumHas(cmd, "str_replace") == "" {
@@ -324,11 +345,23 @@ func (u *ToolUse) slot(t tool, name string, p *schema, dir, system, user string)
 		}
 	case RoleEdit, RoleWrite, RoleRead:
 		pathName, _ := findProp(t.schema, pathKeys)
+		list, _ := editList(t.schema)
 		switch {
 		case name == pathName:
 			return u.abs(dir), true
 		case u.Role == RoleEdit && in(oldKeys):
 			return u.Old, true
+		case u.Role == RoleEdit && name == list && p != nil && p.items != nil:
+			item := object(p.items, func(n string, _ *schema) (any, bool) {
+				switch {
+				case contains(oldKeys, key(n)):
+					return u.Old, true
+				case contains(newKeys, key(n)):
+					return u.New, true
+				}
+				return nil, false
+			})
+			return []json.RawMessage{item}, true
 		case u.Role == RoleEdit && in(newKeys):
 			return u.New, true
 		case u.Role == RoleWrite && in(contentKeys):

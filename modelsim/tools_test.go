@@ -109,6 +109,14 @@ func TestRoles(t *testing.T) {
 			RolePlan:     none,
 			RoleSubagent: `Task {"subagent_type":"general-purpose","description":"Lab subagent","prompt":"do it"}`,
 		}},
+		{"pi", "", map[string]string{
+			RoleShell:    `bash {"command":"echo x"}`,
+			RoleEdit:     `edit {"path":"/w/f.txt","edits":[{"oldText":"a","newText":"b"}]}`,
+			RoleWrite:    `write {"path":"/w/f.txt","content":"c\n"}`,
+			RoleRead:     `read {"path":"/abs/f.txt"}`,
+			RolePlan:     none,
+			RoleSubagent: none,
+		}},
 	}
 	for _, tt := range tests {
 		c := loadTools(t, tt.harness)

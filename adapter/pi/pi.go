@@ -8,6 +8,7 @@
 package pi
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/agentstream/agentstream"
@@ -29,7 +30,13 @@ type Decoder struct {
 	failure   string                    // the error of the run's latest assistant message
 	stop      string                    // the stop reason of the run's latest assistant message
 	compactBy string                    // the reason of the compaction under way
-	deltas    fields.Deltas
+	// ended holds the end of a run that failed, until the next line says
+	// whether pi retries it (auto_retry_start, then agent_start again) or
+	// the stream ends there; retried says a retry was announced and its
+	// run, the same turn, has not started yet.
+	ended   []agentstream.Event
+	retried bool
+	deltas  fields.Deltas
 }
 
 var _ agentstream.Decoder = (*Decoder)(nil)
@@ -57,7 +64,20 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 		return append(dst, fields.Raw(line))
 	}
 	get := func(k string) []byte { return jsonscan.Get(line, k) }
-	switch fields.Kind(fields.Unquoted(get("type")), lineKinds) {
+	kind := fields.Kind(fields.Unquoted(get("type")), lineKinds)
+	switch {
+	case len(d.ended) > 0 && kind == "auto_retry_start":
+		d.retried = true // the failed run's end waits for the retry's start
+	case d.retried && kind == "agent_start":
+		// The retry's run: the same turn goes on.
+		d.ended, d.retried = d.ended[:0], false
+		d.inTurn = true
+		d.lastText, d.failure, d.stop = "", "", ""
+		return dst
+	case len(d.ended) > 0 && kind != "auto_retry_end":
+		dst = d.flush(dst)
+	}
+	switch kind {
 	case "session":
 		d.started = true
 		return append(dst, agentstream.E(&agentstream.SessionStarted{
@@ -114,15 +134,25 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 	case "auto_retry_end":
 		if b, ok := jsonscan.Bool(get("success")); ok && !b {
 			msg, _ := agentstream.Clip("retries exhausted: "+fields.Str(get("finalError")), agentstream.MaxText)
-			return append(dst, agentstream.E(&agentstream.Error{Message: strings.TrimSuffix(msg, ": "), ErrorType: "retry"}))
+			dst = append(dst, agentstream.E(&agentstream.Error{Message: strings.TrimSuffix(msg, ": "), ErrorType: "retry"}))
 		}
-		return dst
+		// The retries are over: the failed run's end, if it waited, is the
+		// session's.
+		return d.flush(dst)
 	}
 	return append(dst, fields.Raw(line))
 }
 
-// End appends nothing: the runner ends a run that printed no agent_end.
-func (d *Decoder) End(dst []agentstream.Event) []agentstream.Event { return dst }
+// End appends the end of a failed run whose retry never started; the
+// runner ends a run that printed no agent_end.
+func (d *Decoder) End(dst []agentstream.Event) []agentstream.Event { return d.flush(dst) }
+
+// flush appends the held end of a failed run.
+func (d *Decoder) flush(dst []agentstream.Event) []agentstream.Event {
+	dst = append(dst, d.ended...)
+	d.ended, d.retried = d.ended[:0], false
+	return dst
+}
 
 func versionOf(v []byte) string {
 	if s := fields.Str(v); s != "" {
@@ -165,7 +195,13 @@ func (d *Decoder) end(dst []agentstream.Event) []agentstream.Event {
 		dst = append(dst, agentstream.E(&agentstream.TurnStarted{}))
 	}
 	d.inTurn = false
-	return append(dst, agentstream.E(&agentstream.TurnEnded{Reason: reason}), agentstream.E(e))
+	end := []agentstream.Event{agentstream.E(&agentstream.TurnEnded{Reason: reason}), agentstream.E(e)}
+	if d.stop == "error" {
+		// pi may retry the run (auto_retry_start): its end waits.
+		d.ended = append(d.ended[:0], end...)
+		return dst
+	}
+	return append(dst, end...)
 }
 
 // update maps a message_update's event: text and thinking deltas are live;
@@ -323,6 +359,9 @@ func (d *Decoder) toolResult(dst []agentstream.Event, line []byte) []agentstream
 	if r.ExitCode == nil {
 		r.ExitCode = fields.Int(jsonscan.GetPath(result, "details", "exitCode"))
 	}
+	if r.ExitCode == nil && name == "bash" {
+		r.ExitCode = exitCodeOf(r.Output)
+	}
 	dst = append(dst, agentstream.E(r))
 	if e, ok := d.edits[id]; ok {
 		delete(d.edits, id)
@@ -372,4 +411,19 @@ var Folded = map[string]string{
 	"message_end":          "a tool result's message, which tool_execution_end gives",
 	"auto_retry_end":       "a retry that succeeded: the run that follows says so",
 	"tool_execution_start": "a call its assistant message already announced",
+}
+
+// exitCodeOf reads the exit code pi 0.73 writes at the end of a failed bash
+// result ("Command exited with code 3"), or nil.
+func exitCodeOf(out string) *int64 {
+	i := strings.LastIndex(out, "Command exited with code ")
+	if i < 0 {
+		return nil
+	}
+	rest := strings.TrimSpace(out[i+len("Command exited with code "):])
+	n, err := strconv.ParseInt(rest, 10, 64)
+	if err != nil {
+		return nil
+	}
+	return &n
 }

@@ -43,7 +43,24 @@ func editOf(name string, args []byte) *filediff.Edit {
 	get := func(k string) string { return fields.Str(jsonscan.Get(args, k)) }
 	switch name {
 	case "edit":
-		return filediff.NewReplace(get("path"), get("oldText"), get("newText"))
+		// pi 0.73 takes a list of replacements (edits: [{oldText,
+		// newText}]); older versions one pair at the top.
+		arr, ok := jsonscan.Array(jsonscan.Get(args, "edits"))
+		if !ok {
+			return filediff.NewReplace(get("path"), get("oldText"), get("newText"))
+		}
+		e := &filediff.Edit{Path: get("path")}
+		size := 0
+		for arr.Next() {
+			v := arr.Value()
+			f := filediff.Fragment{Old: fields.Str(jsonscan.Get(v, "oldText")), New: fields.Str(jsonscan.Get(v, "newText"))}
+			size += len(f.Old) + len(f.New)
+			e.Frags = append(e.Frags, f)
+		}
+		if size > filediff.MaxInput {
+			return &filediff.Edit{Path: e.Path, TooLarge: true}
+		}
+		return e
 	case "write":
 		return filediff.NewWrite(get("path"), get("content"))
 	}
