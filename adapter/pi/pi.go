@@ -409,6 +409,8 @@ var Folded = map[string]string{
 	"message_start":        "a message's start: message_end carries it whole",
 	"message_update":       "a block's start or end or a tool call's input, which message_end carries whole (text and thinking deltas give live events)",
 	"message_end":          "a tool result's message, which tool_execution_end gives",
+	"agent_end":            "a failed run's end, held until the next line says whether pi retries the run; the end is written when the retries are over",
+	"agent_start":          "the start of pi's retry of a failed run, which goes on in the same turn",
 	"auto_retry_end":       "a retry that succeeded: the run that follows says so",
 	"tool_execution_start": "a call its assistant message already announced",
 }
