@@ -19,6 +19,7 @@ var nameByte = func() (t [256]bool) {
 // scanAssignments finds the values of sensitive names: NAME=value and
 // NAME: value, the name bare or quoted, the value bare or quoted.
 func (r *Redactor) scanAssignments(b []byte, js, cut bool, out []span) []span {
+	quick := len(r.names) == 0
 	for _, sep := range [...]byte{'=', ':'} {
 		for off := 0; off < len(b); {
 			j := bytes.IndexByte(b[off:], sep)
@@ -27,6 +28,22 @@ func (r *Redactor) scanAssignments(b []byte, js, cut bool, out []span) []span {
 			}
 			i := off + j
 			off = i + 1
+			// Most separators follow a name that cannot be sensitive
+			// (every key of a JSON line): pass over them here.
+			if quick && i > 0 {
+				ne := i
+				if c := b[i-1]; c == '"' || c == '\'' {
+					ne = i - 1
+					if ne > 0 && b[ne-1] == '\\' {
+						ne--
+					}
+				} else if c == ' ' || c == '\t' || c == ':' {
+					ne = -1
+				}
+				if ne >= 0 && !plausibleEnd(b, ne) {
+					continue
+				}
+			}
 			if sp, ok := r.assignmentAt(b, i, js, cut); ok {
 				out = append(out, sp)
 				off = max(off, sp.end)
@@ -79,6 +96,9 @@ func (r *Redactor) assignmentAt(b []byte, i int, js, cut bool) (span, bool) {
 		if esc {
 			ne--
 		}
+		if len(r.names) == 0 && !plausibleEnd(b, ne) {
+			return span{}, false
+		}
 		ns = ne
 		for ns > 0 && ne-ns < maxName && b[ns-1] != q && b[ns-1] != '\\' {
 			ns--
@@ -92,6 +112,9 @@ func (r *Redactor) assignmentAt(b []byte, i int, js, cut bool) (span, bool) {
 		jsonKey = js && q == '"' && !esc
 	case nameByte[q]:
 		ne = k
+		if len(r.names) == 0 && !plausibleEnd(b, ne) {
+			return span{}, false
+		}
 		ns = ne
 		for ns > 0 && ne-ns < maxName && nameByte[b[ns-1]] {
 			ns--
@@ -274,6 +297,52 @@ func normName(dst, name []byte) []byte {
 	return dst
 }
 
+// plausibleEnd reports whether a name ending before b[ne] may be
+// sensitive, by its last three bytes: the quick test that passes over
+// most names without reading them whole. It must hold for every name
+// sensitive says yes to.
+func plausibleEnd(b []byte, ne int) bool {
+	// A number after the words (PASSWORD_2, key2, b64) is passed over.
+	d := ne
+	for d > 0 && b[d-1] >= '0' && b[d-1] <= '9' {
+		d--
+	}
+	if d < ne {
+		if d > 0 && (b[d-1] == '_' || b[d-1] == '-') {
+			d--
+		}
+		if d > 0 && (b[d-1] == 'b' || b[d-1] == 'B') {
+			return true // b64, base64
+		}
+		ne = d
+	}
+	if ne < 3 {
+		return false
+	}
+	k := letterCode[b[ne-3]]<<10 | letterCode[b[ne-2]]<<5 | letterCode[b[ne-1]]
+	return sensitiveEnds[k]
+}
+
+// letterCode numbers the letters from 1, either case; other bytes are
+// 0, which no sensitive ending holds.
+var letterCode = func() (t [256]uint16) {
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = uint16(c-'a') + 1
+		t[c-'a'+'A'] = uint16(c-'a') + 1
+	}
+	return t
+}()
+
+// sensitiveEnds holds the last three letters of the sensitive last words,
+// and of the words lastWords passes over.
+var sensitiveEnds = func() (t [1 << 15]bool) {
+	for _, w := range []string{"ord", "swd", "ass", "ase", "ret", "ken", "key", "ial", "als", "ion",
+		"kie", "pwd", "lue", "raw", "str"} {
+		t[letterCode[w[0]]<<10|letterCode[w[1]]<<5|letterCode[w[2]]] = true
+	}
+	return t
+}()
+
 // lastWords returns the last word of a normalized name and the one before
 // it ("" when none), passing over a last word that is a number or a
 // suffix that does not change what the value is (value, base64, b64).
@@ -386,7 +455,12 @@ func placeholder(v []byte) bool {
 	}
 	if len(v) <= 12 {
 		var buf [12]byte
-		low := bytes.ToLower(append(buf[:0], v...))
+		low := append(buf[:0], v...)
+		for i, c := range low {
+			if c >= 'A' && c <= 'Z' {
+				low[i] = c + 'a' - 'A'
+			}
+		}
 		switch string(low) {
 		case "null", "none", "nil", "true", "false", "undefined", "empty", "redacted", "hidden",
 			"required", "optional", "string", "str", "bool", "boolean", "int", "number", "object",

@@ -30,15 +30,24 @@ func (r *Redactor) scanRuns(b []byte, cut bool, out []span) []span {
 			i += minRun
 			continue
 		}
-		s := i
-		for s > 0 && tokenByte[b[s-1]] {
-			s--
-		}
 		e := i + 1
 		for e < n && tokenByte[b[e]] {
 			e++
 		}
 		last = e
+		// Only a run of minRun bytes or more is looked at (but one at the
+		// end of a cut line): go left only as far as that needs.
+		s := i
+		for s > 0 && e-s < minRun && tokenByte[b[s-1]] {
+			s--
+		}
+		if e-s < minRun && !(cut && e == n) {
+			i = e + minRun
+			continue
+		}
+		for s > 0 && tokenByte[b[s-1]] {
+			s--
+		}
 		out, e = runAt(b, s, e, cut, out)
 		i = e + minRun
 	}
@@ -154,6 +163,23 @@ func shapeAt(b []byte, s, e int, open bool) (span, bool) {
 	tok := b[s:e]
 	if bytes.HasPrefix(tok, []byte("eyJ")) {
 		return jwtAt(b, s, e, open)
+	}
+	if s > 0 && b[s-1] == '.' {
+		// Maybe the signature of a JSON Web Token with a short header
+		// and payload.
+		p := s - 1
+		for p > 0 && tokenByte[b[p-1]] {
+			p--
+		}
+		if bytes.HasPrefix(b[p:], []byte("eyJ")) && p > 0 && b[p-1] == '.' {
+			h := p - 1
+			for h > 0 && tokenByte[b[h-1]] {
+				h--
+			}
+			if bytes.HasPrefix(b[h:], []byte("eyJ")) {
+				return jwtAt(b, h, p-1, open)
+			}
+		}
 	}
 	for _, p := range prefixes[tok[0]] {
 		if !bytes.HasPrefix(tok, []byte(p.p)) {
