@@ -30,6 +30,10 @@ func everyPayload() []agentstream.Payload {
 		&agentstream.Plan{Steps: []agentstream.PlanStep{{Text: "a", Status: "completed"}, {Text: "b", Status: "pending"}}},
 		&agentstream.Usage{Scope: "call", Model: "m", InputTokens: ptr[int64](1), OutputTokens: ptr[int64](2), ContextTokens: ptr[int64](1), MessageID: "id", CostUSD: ptr(0.5)},
 		&agentstream.Usage{Scope: "session", InputTokens: ptr[int64](1), CostUSD: ptr(0.0667396), Turns: ptr[int64](4), DurationMs: ptr[int64](8807), PremiumRequests: ptr(1.5), ContextTokens: ptr[int64](10), ContextWindow: ptr[int64](100)},
+		&agentstream.Usage{Scope: "call", Model: "m", InputTokens: ptr[int64](1), OutputTokens: ptr[int64](1), MessageID: "id", Estimate: true},
+		&agentstream.Usage{Scope: "session", InputTokens: ptr[int64](3), OutputTokens: ptr[int64](9), CostUSD: ptr(0.25), Run: 2, Models: []agentstream.ModelUsage{
+			{Model: "claude-opus-5[1m]", InputTokens: ptr[int64](2), OutputTokens: ptr[int64](8), CostUSD: ptr(0.25), ContextWindow: ptr[int64](1000000)},
+			{Model: "my-model", InputTokens: ptr[int64](1), OutputTokens: ptr[int64](1)}}},
 		&agentstream.SessionEnded{Status: "failed", StopReason: "end_turn", Summary: "s", Error: "e", Reason: "exit"},
 		&agentstream.SessionBackground{TaskID: "t", Kind: "shell", Status: "running", Description: "d", Summary: "s", CallID: "c"},
 		&agentstream.Raw{Reason: "unmapped", JSON: []byte(`{"type":"x","a":[1,2]}`), Bytes: 22},

@@ -191,50 +191,6 @@ func TestNormalizerOversizedAndStderr(t *testing.T) {
 	}
 }
 
-func TestSummarizeUsage(t *testing.T) {
-	call := func(in, out, cr, cc int64, id string) agentstream.Event {
-		return agentstream.E(&agentstream.Usage{Scope: "call", Model: "claude-sonnet-4-5", InputTokens: ptr(in), OutputTokens: ptr(out), CacheReadTokens: ptr(cr), CacheCreationTokens: ptr(cc), MessageID: id})
-	}
-	session := agentstream.E(&agentstream.Usage{Scope: "session", InputTokens: ptr[int64](999), OutputTokens: ptr[int64](999), CostUSD: ptr(0.25), Turns: ptr[int64](2), DurationMs: ptr[int64](1500)})
-	t.Run("calls win over session totals", func(t *testing.T) {
-		r := agentstream.SummarizeUsage([]agentstream.Event{
-			agentstream.E(&agentstream.SessionStarted{Model: "claude-sonnet-4-5"}),
-			call(4, 100, 1000, 50, "a"), call(6, 20, 2000, 0, "b"),
-			agentstream.E(&agentstream.Usage{Scope: "call", InputTokens: ptr[int64](0), OutputTokens: ptr[int64](0), Model: "<synthetic>"}),
-			session,
-		})
-		if r.TokensFrom != "calls" || *r.InputTokens != 10 || *r.OutputTokens != 120 || *r.CacheReadTokens != 3000 || *r.CacheCreationTokens != 50 || r.Calls != 2 {
-			t.Errorf("tokens: %+v", r)
-		}
-		if *r.CostUSD != 0.25 || *r.Turns != 2 || *r.DurationMs != 1500 {
-			t.Errorf("harness figures: %+v", r)
-		}
-		if *r.ContextTokens != 2006 || *r.ContextWindow != 200000 {
-			t.Errorf("context %d of %d, want 2006 of 200000", *r.ContextTokens, *r.ContextWindow)
-		}
-		if len(r.Missing) != 0 {
-			t.Errorf("missing = %v, want none", r.Missing)
-		}
-	})
-	t.Run("latest session total when no calls", func(t *testing.T) {
-		older := agentstream.E(&agentstream.Usage{Scope: "session", InputTokens: ptr[int64](1), OutputTokens: ptr[int64](1)})
-		r := agentstream.SummarizeUsage([]agentstream.Event{older, session})
-		if r.TokensFrom != "session" || *r.InputTokens != 999 {
-			t.Errorf("got %+v", r)
-		}
-	})
-	t.Run("missing cost is said, not zero", func(t *testing.T) {
-		r := agentstream.SummarizeUsage([]agentstream.Event{call(1, 2, 0, 0, "a")})
-		if r.CostUSD != nil {
-			t.Errorf("cost = %v, want nil", *r.CostUSD)
-		}
-		s := r.String()
-		if !strings.Contains(s, "cost: not reported") || strings.Contains(s, "$0.00") {
-			t.Errorf("recap %q must say cost is not reported", s)
-		}
-	})
-}
-
 func TestContextWindow(t *testing.T) {
 	tests := map[string]int64{
 		"claude-opus-5[1m]": 1_000_000, "claude-sonnet-4-5[1m]": 1_000_000, "claude-sonnet-5": 1_000_000,

@@ -299,12 +299,12 @@ const (
 
 // Usage is the payload of usage. Scope "call" is what one model call
 // consumed; scope "session" is the harness's own running total, of which
-// readers take the latest and never add them up. Token fields follow one
-// meaning for every harness: InputTokens excludes cached input.
+// readers take the latest of each run and never add them up. Token fields
+// follow one meaning for every harness: InputTokens excludes cached input.
 //
-// The keys written depend on the scope (docs/format.md); CostUSD on a call,
-// PremiumRequests, and ContextTokens/ContextWindow on a session are written
-// only when set.
+// The keys written depend on the scope (docs/format.md); CostUSD and
+// Estimate on a call, and PremiumRequests, ContextTokens/ContextWindow,
+// Run and Models on a session are written only when set.
 type Usage struct {
 	Scope               string   `json:"scope"`
 	Model               string   `json:"model,omitempty"`
@@ -317,9 +317,59 @@ type Usage struct {
 	ReasoningTokens     *int64   `json:"reasoningTokens"`
 	MessageID           string   `json:"messageId,omitempty"`
 	CostUSD             *float64 `json:"costUsd,omitempty"`
-	Turns               *int64   `json:"turns,omitempty"`
-	DurationMs          *int64   `json:"durationMs,omitempty"`
-	PremiumRequests     *float64 `json:"premiumRequests,omitempty"`
+	// Turns is, for historical reasons, the harness's count of model calls
+	// (Claude's num_turns), not of turns.
+	Turns           *int64   `json:"turns,omitempty"`
+	DurationMs      *int64   `json:"durationMs,omitempty"`
+	PremiumRequests *float64 `json:"premiumRequests,omitempty"`
+	// Estimate marks call usage whose final count the harness never
+	// printed: the figures are the snapshot taken when the call started, so
+	// OutputTokens is a lower bound (input and cache counts are final).
+	Estimate bool `json:"estimate,omitempty"`
+	// Run numbers, from 1, the harness's running totals a session total
+	// belongs to: a session total replaces the previous one of the same
+	// run, and the totals of different runs add up (a file holding several
+	// processes' output). It is written from run 2 on: 0 is run 1.
+	Run int64 `json:"run,omitempty"`
+	// Models breaks a session total down by model, as the harness reported
+	// it, each under its native name.
+	Models []ModelUsage `json:"models,omitempty"`
+	// Thread is set on the session totals of a harness whose totals go on
+	// across processes (Codex's thread, resumed with exec resume): the id
+	// of the conversation they are the running total of, so that a later
+	// process's totals are known to include this one's.
+	Thread string `json:"thread,omitempty"`
+}
+
+// ModelUsage is one model's share of a session total.
+type ModelUsage struct {
+	Model               string   `json:"model"`
+	InputTokens         *int64   `json:"inputTokens"`
+	OutputTokens        *int64   `json:"outputTokens"`
+	CacheReadTokens     *int64   `json:"cacheReadTokens"`
+	CacheCreationTokens *int64   `json:"cacheCreationTokens"`
+	CostUSD             *float64 `json:"costUsd"`
+	ContextWindow       *int64   `json:"contextWindow,omitempty"`
+}
+
+func (m *ModelUsage) appendJSON(b []byte) []byte {
+	b = append(b, `{"model":`...)
+	b = appendOptStr(b, m.Model)
+	b = append(b, `,"inputTokens":`...)
+	b = appendOptInt(b, m.InputTokens)
+	b = append(b, `,"outputTokens":`...)
+	b = appendOptInt(b, m.OutputTokens)
+	b = append(b, `,"cacheReadTokens":`...)
+	b = appendOptInt(b, m.CacheReadTokens)
+	b = append(b, `,"cacheCreationTokens":`...)
+	b = appendOptInt(b, m.CacheCreationTokens)
+	b = append(b, `,"costUsd":`...)
+	b = appendOptFloat(b, m.CostUSD)
+	if m.ContextWindow != nil {
+		b = append(b, `,"contextWindow":`...)
+		b = appendOptInt(b, m.ContextWindow)
+	}
+	return append(b, '}')
 }
 
 // Type returns "usage".
@@ -352,6 +402,9 @@ func (p *Usage) AppendJSON(b []byte) []byte {
 			b = append(b, `,"costUsd":`...)
 			b = appendFloat(b, *p.CostUSD)
 		}
+		if p.Estimate {
+			b = append(b, `,"estimate":true`...)
+		}
 		return append(b, '}')
 	}
 	b = append(b, `,"costUsd":`...)
@@ -378,6 +431,24 @@ func (p *Usage) AppendJSON(b []byte) []byte {
 		b = append(b, `,"premiumRequests":`...)
 		b = appendFloat(b, *p.PremiumRequests)
 	}
+	if p.Run != 0 {
+		b = append(b, `,"run":`...)
+		b = strconv.AppendInt(b, p.Run, 10)
+	}
+	if p.Thread != "" {
+		b = append(b, `,"thread":`...)
+		b = appendStr(b, p.Thread)
+	}
+	if len(p.Models) > 0 {
+		b = append(b, `,"models":[`...)
+		for i := range p.Models {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = p.Models[i].appendJSON(b)
+		}
+		b = append(b, ']')
+	}
 	return append(b, '}')
 }
 
@@ -394,6 +465,15 @@ func (p *Usage) CallContext() *int64 {
 		}
 	}
 	return &n
+}
+
+// ClearUnpricedCost sets CostUSD to nil when it is 0 while tokens were
+// spent: harnesses print a cost of 0 for a model they have no price for
+// (a custom model), which is no price, not $0.00 spent.
+func (p *Usage) ClearUnpricedCost() {
+	if p.CostUSD != nil && *p.CostUSD == 0 && !p.IsZero() {
+		p.CostUSD = nil
+	}
 }
 
 // IsZero reports whether every token counter is absent or zero.

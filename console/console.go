@@ -77,14 +77,15 @@ type Renderer struct {
 	deferred    []string        // token figures to print when the current block ends
 	deltaSeen   map[string]bool // "m"/"t" + parent call: deltas were shown for the coming complete event
 
-	calls     map[string]*call
-	parents   map[string]int // depth of the events of a subagent, by the call that spawned it
-	plan      []agentstream.PlanStep
-	folder    agentstream.UsageFolder
-	tokenMark int64
-	turn      int64
-	group     bool
-	afterEnd  bool // the recap was the last thing shown
+	calls      map[string]*call
+	parents    map[string]int // depth of the events of a subagent, by the call that spawned it
+	plan       []agentstream.PlanStep
+	folder     agentstream.UsageFolder
+	tokenMark  int64
+	turn       int64
+	group      bool
+	afterEnd   bool   // the recap was the last thing shown
+	recapShown string // the recap as last shown, "" before any
 
 	tools     map[string]*toolCount
 	toolOrder []string
@@ -145,6 +146,18 @@ func (r *Renderer) Close() error {
 		r.o.command("::endgroup::")
 		r.group = false
 	}
+	if rc := r.folder.Recap(); !r.opt.Quiet && (rc.TokensFrom != "" || rc.CostUSD != nil) && rc.String() != r.recapShown {
+		// Usage came after the last recap shown, or no session end came:
+		// the recap of the whole input closes the rendering.
+		r.o.setStyle(styleDim)
+		r.o.text(clipLine("── end of input", r.width) + " ")
+		for r.o.col < r.width {
+			r.o.text("─")
+		}
+		r.o.setStyle("")
+		r.o.newline()
+		r.wrapParts("", "", r.recapParts(&rc))
+	}
 	r.flush()
 	if r.opt.StepSummary != nil {
 		if _, err := io.WriteString(r.opt.StepSummary, r.summary()); err != nil && r.err == nil {
@@ -188,7 +201,7 @@ func (r *Renderer) track(e *agentstream.Envelope, p agentstream.Payload) {
 	if e.Turn > r.maxTurn {
 		r.maxTurn = e.Turn
 	}
-	r.folder.Add(p)
+	r.folder.AddEnvelope(e)
 	switch p := p.(type) {
 	case *agentstream.SessionStarted:
 		r.harness = p.Harness
@@ -846,20 +859,37 @@ func short(n int64) string {
 // tokenFigures are the token counts of a recap, saying "—" for a count
 // nobody reported.
 func tokenFigures(rc *agentstream.Recap) []string {
-	f := func(label string, v *int64) string {
-		if v == nil {
-			return label + " —"
-		}
-		return label + " " + agentstream.Thousands(*v)
+	f := func(label, key string, v *int64) string {
+		return label + " " + rc.FormatFigure(key, v)
 	}
-	parts := []string{f("in", rc.InputTokens), f("out", rc.OutputTokens)}
+	parts := []string{f("in", agentstream.FigureInputTokens, rc.InputTokens), f("out", agentstream.FigureOutputTokens, rc.OutputTokens)}
 	if rc.CacheReadTokens != nil {
-		parts = append(parts, f("cache read", rc.CacheReadTokens))
+		parts = append(parts, f("cache read", agentstream.FigureCacheReadTokens, rc.CacheReadTokens))
 	}
 	if rc.CacheCreationTokens != nil {
-		parts = append(parts, f("cache write", rc.CacheCreationTokens))
+		parts = append(parts, f("cache write", agentstream.FigureCacheCreationTokens, rc.CacheCreationTokens))
 	}
 	return parts
+}
+
+// plural says n things: "1 model call", "3 model calls".
+func plural(n int64, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.FormatInt(n, 10) + " " + thing + "s"
+}
+
+// costFigure is the reported cost, "≥" before a lower bound, or "".
+func costFigure(rc *agentstream.Recap) string {
+	if rc.CostUSD == nil {
+		return ""
+	}
+	c := agentstream.FormatCost(*rc.CostUSD)
+	if rc.IsEstimated(agentstream.FigureCostUSD) {
+		c = "≥" + c
+	}
+	return c
 }
 
 func contextText(rc *agentstream.Recap) string {
@@ -893,6 +923,9 @@ func (r *Renderer) recapParts(rc *agentstream.Recap) []string {
 	} else if turns > 1 {
 		parts = append(parts, strconv.FormatInt(turns, 10)+" turns")
 	}
+	if n := rc.ModelCalls; n != nil && *n > 0 {
+		parts = append(parts, plural(*n, "model call"))
+	}
 	if d, ok := r.duration(rc); ok {
 		parts = append(parts, agentstream.FormatDurationMs(d))
 	}
@@ -901,8 +934,8 @@ func (r *Renderer) recapParts(rc *agentstream.Recap) []string {
 	} else {
 		parts = append(parts, tokenFigures(rc)...)
 	}
-	if rc.CostUSD != nil {
-		parts = append(parts, "cost "+agentstream.FormatCost(*rc.CostUSD))
+	if c := costFigure(rc); c != "" {
+		parts = append(parts, "cost "+c)
 	} else {
 		parts = append(parts, "cost not reported")
 	}
@@ -960,6 +993,7 @@ func (r *Renderer) sessionEnded(e *agentstream.Envelope, p *agentstream.SessionE
 	if !quiet {
 		rc := r.folder.Recap()
 		r.wrapParts("", "", r.recapParts(&rc))
+		r.recapShown = rc.String()
 	}
 	if p.Error != "" {
 		r.para(e, styleRed, "error: ", clipText(p.Error, 1000))

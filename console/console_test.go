@@ -446,7 +446,10 @@ func TestTokenFigures(t *testing.T) {
 		{Turn: 1, Payload: &agentstream.Message{Role: "assistant", Text: "streaming"}},
 	}
 	got := render(t, envs, console.Options{Width: 80})
-	want := "◆ 5,100 tokens · out 700 · context 400\nstreaming\n◆ 11,300 tokens · out 800 · context 6,000\n"
+	// No session end came: the recap of the whole input closes it.
+	want := "◆ 5,100 tokens · out 700 · context 400\nstreaming\n◆ 11,300 tokens · out 800 · context 6,000\n" +
+		"── end of input ────────────────────────────────────────────────────────────────\n" +
+		"1 turn · 5 model calls · in 10,500 · out 800 · cost not reported · context 6,000\n"
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -472,8 +475,8 @@ func TestRecap(t *testing.T) {
 			},
 			want: "▶ claude-code · claude-sonnet-4-5\n" +
 				"── succeeded · completion ──────────\n" +
-				"3 turns · 1m05s · in 1,200 · out 345\n" +
-				"cost $0.01\n" +
+				"3 model calls · 1m05s · in 1,200\n" +
+				"out 345 · cost $0.01\n" +
 				"context 50,000 of 200,000 (25%)\n",
 		},
 		{

@@ -50,13 +50,16 @@ func (r *Renderer) summary() string {
 	if turns > 0 {
 		row("Turns", strconv.FormatInt(turns, 10))
 	}
+	if n := rc.ModelCalls; n != nil && *n > 0 {
+		row("Model calls", strconv.FormatInt(*n, 10))
+	}
 	if rc.TokensFrom == "" {
 		row("Tokens", "not reported")
 	} else {
 		row("Tokens", strings.Join(tokenFigures(&rc), " · "))
 	}
-	if rc.CostUSD != nil {
-		row("Cost", agentstream.FormatCost(*rc.CostUSD))
+	if c := costFigure(&rc); c != "" {
+		row("Cost", c)
 	} else {
 		row("Cost", "not reported")
 	}

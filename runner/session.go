@@ -495,7 +495,7 @@ func (s *session) observe(e *agentstream.Envelope) {
 			s.workAfterEnd = true
 		}
 	}
-	s.folder.Add(p)
+	s.folder.AddEnvelope(e)
 	if e.Seq > 0 {
 		s.res.LastSeq = e.Seq
 	}

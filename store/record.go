@@ -63,16 +63,15 @@ func (r *Record) Observe(e *agentstream.Envelope) {
 	if r.Harness == "" {
 		r.Harness = e.Harness
 	}
-	r.usage.Add(e.Payload)
+	r.usage.AddEnvelope(e)
 }
 
-// FoldUsage folds a payload into the usage recap only, as a writer that
-// resumes a session does with the session's stored usage, session.started
-// and session.updated events (UsageTypes).
-func (r *Record) FoldUsage(p agentstream.Payload) { r.usage.Add(p) }
+// FoldUsage folds an event into the usage recap only, as a writer that
+// resumes a session does with the session's stored events of UsageTypes.
+func (r *Record) FoldUsage(e *agentstream.Envelope) { r.usage.AddEnvelope(e) }
 
 // UsageTypes are the event types the usage recap is folded from.
-var UsageTypes = []string{agentstream.TypeUsage, agentstream.TypeSessionStarted, agentstream.TypeSessionUpdated}
+var UsageTypes = agentstream.UsageEventTypes
 
 // FoldStoredUsage folds the usage recap of a stored session's events into
 // r, reading them from st.
@@ -85,7 +84,7 @@ func FoldStoredUsage(ctx context.Context, st Store, id string, r *Record) error 
 		}
 		for i := range evs {
 			if env, err := evs[i].Envelope(); err == nil {
-				r.FoldUsage(env.Payload)
+				r.FoldUsage(&env)
 			}
 			after = evs[i].Seq
 		}
@@ -149,8 +148,21 @@ func cloneRecap(r agentstream.Recap) agentstream.Recap {
 	r.InputTokens, r.OutputTokens = i(r.InputTokens), i(r.OutputTokens)
 	r.CacheReadTokens, r.CacheCreationTokens = i(r.CacheReadTokens), i(r.CacheCreationTokens)
 	r.ReasoningTokens, r.Turns, r.DurationMs = i(r.ReasoningTokens), i(r.Turns), i(r.DurationMs)
+	r.ModelCalls = i(r.ModelCalls)
 	r.ContextTokens, r.ContextWindow = i(r.ContextTokens), i(r.ContextWindow)
 	r.CostUSD, r.PremiumRequests = f(r.CostUSD), f(r.PremiumRequests)
 	r.Missing = append([]string{}, r.Missing...)
+	r.Measured = append([]string{}, r.Measured...)
+	r.Estimated = append([]string{}, r.Estimated...)
+	models := make([]agentstream.ModelRecap, len(r.Models))
+	for k, m := range r.Models {
+		m.Names = append([]string{}, m.Names...)
+		m.Estimated = append([]string{}, m.Estimated...)
+		m.InputTokens, m.OutputTokens = i(m.InputTokens), i(m.OutputTokens)
+		m.CacheReadTokens, m.CacheCreationTokens = i(m.CacheReadTokens), i(m.CacheCreationTokens)
+		m.CostUSD = f(m.CostUSD)
+		models[k] = m
+	}
+	r.Models = models
 	return r
 }

@@ -23,11 +23,16 @@ type Config struct {
 	// InputIncludesCache is true when input_tokens counts cache reads
 	// (Qwen Code); the adapter then subtracts them.
 	InputIncludesCache bool
+	// SnapshotUsage is true when an assistant line's usage is the call's
+	// usage as it stood when the line was written (Claude Code), not its
+	// final count: the call's usage then waits for its last line and is an
+	// estimate unless a message_delta gives the final count.
+	SnapshotUsage bool
 }
 
 // Claude, Amp and Qwen are the configurations of the three harnesses.
 var (
-	Claude = Config{Harness: "claude-code", VersionKey: "claude_code_version"}
+	Claude = Config{Harness: "claude-code", VersionKey: "claude_code_version", SnapshotUsage: true}
 	Amp    = Config{Harness: "amp", VersionKey: "amp_version"}
 	Qwen   = Config{Harness: "qwen-code", VersionKey: "qwen_code_version", InputIncludesCache: true}
 )
@@ -40,7 +45,7 @@ type Decoder struct {
 	commands []string
 	tools    map[string]toolInfo
 	counted  map[string]bool
-	pending  map[string]*pendingUsage
+	pending  map[string]*callUsage // calls whose usage is still to be given
 	order    []string
 	current  map[string]string
 	requests map[string]string
@@ -55,6 +60,7 @@ type Decoder struct {
 	depth    int
 	buf      []byte // scratch space for decoding strings in place
 	deltas   fields.Deltas
+	run      runTotals // the running totals of the results so far
 }
 
 type toolInfo struct {
@@ -63,15 +69,6 @@ type toolInfo struct {
 	ask      bool
 	edit     *pendingEdit // the change an edit tool makes, once it succeeds
 	plan     *pendingPlan // the change a plan tool makes, once it succeeds
-}
-
-// pendingUsage is the usage of a message whose deltas are streamed: the
-// message_start snapshot, replaced by message_delta's final figures.
-type pendingUsage struct {
-	id     string
-	model  string
-	parent string
-	u      usageVals
 }
 
 var _ agentstream.Decoder = (*Decoder)(nil)
@@ -83,7 +80,7 @@ func NewDecoder(cfg Config) *Decoder {
 		sessions: map[string]bool{},
 		tools:    map[string]toolInfo{},
 		counted:  map[string]bool{},
-		pending:  map[string]*pendingUsage{},
+		pending:  map[string]*callUsage{},
 		current:  map[string]string{},
 		requests: map[string]string{},
 		async:    map[string]bool{},
@@ -231,6 +228,7 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 	if !obj.Complete() {
 		return append(dst[:start], fields.Raw(line))
 	}
+	flushed := d.flushBefore(nil, &f)
 	dst = d.dispatch(dst, line, &f)
 	if len(dst) > start {
 		parent := fields.Str(f.parent)
@@ -245,6 +243,10 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 			}
 			dst[i].Replay = dst[i].Replay || replay
 		}
+	}
+	if len(flushed) > 0 {
+		// The usage of calls this line shows to be over comes before it.
+		dst = append(dst[:start], append(flushed, dst[start:]...)...)
 	}
 	return dst
 }
@@ -330,93 +332,9 @@ func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, f *fieldsOf) []
 	return append(dst, fields.Raw(line))
 }
 
-// End appends the usage of streamed messages whose final figures never came.
+// End appends the usage of the calls whose figures are still to be given.
 func (d *Decoder) End(dst []agentstream.Event) []agentstream.Event {
-	for _, id := range d.order {
-		if p, ok := d.pending[id]; ok {
-			dst = d.emitUsage(dst, p.id, p.model, p.u)
-		}
-	}
-	d.order, d.pending = nil, map[string]*pendingUsage{}
-	return dst
-}
-
-// usageVals are the token counters of an Anthropic usage object.
-type usageVals struct {
-	in, out, cacheRead, cacheCreate, reasoning *int64
-}
-
-func parseUsage(v []byte) usageVals {
-	var u usageVals
-	obj, ok := jsonscan.Object(v)
-	if !ok {
-		return u
-	}
-	for obj.Next() {
-		switch string(obj.Key()) {
-		case "input_tokens":
-			u.in = fields.Int(obj.Value())
-		case "output_tokens":
-			u.out = fields.Int(obj.Value())
-		case "cache_read_input_tokens":
-			u.cacheRead = fields.Int(obj.Value())
-		case "cache_creation_input_tokens":
-			u.cacheCreate = fields.Int(obj.Value())
-		case "output_tokens_details":
-			u.reasoning = fields.Int(jsonscan.Get(obj.Value(), "thinking_tokens"))
-		}
-	}
-	return u
-}
-
-// merge overwrites u's counters with those later reports set.
-func (u usageVals) merge(later usageVals) usageVals {
-	for _, p := range []struct{ dst, src **int64 }{
-		{&u.in, &later.in}, {&u.out, &later.out}, {&u.cacheRead, &later.cacheRead},
-		{&u.cacheCreate, &later.cacheCreate}, {&u.reasoning, &later.reasoning},
-	} {
-		if *p.src != nil {
-			*p.dst = *p.src
-		}
-	}
-	return u
-}
-
-// nonCachedInput converts an input count that includes cache reads.
-func (d *Decoder) nonCachedInput(u usageVals) *int64 {
-	if !d.cfg.InputIncludesCache || u.in == nil || u.cacheRead == nil {
-		return u.in
-	}
-	n := *u.in - *u.cacheRead
-	if n < 0 {
-		n = 0
-	}
-	return &n
-}
-
-func (d *Decoder) emitUsage(dst []agentstream.Event, id, model string, u usageVals) []agentstream.Event {
-	if id != "" {
-		if d.counted[id] {
-			return dst
-		}
-		d.counted[id] = true
-		delete(d.pending, id)
-	}
-	p := &agentstream.Usage{
-		Scope:               agentstream.ScopeCall,
-		Model:               model,
-		InputTokens:         d.nonCachedInput(u),
-		OutputTokens:        u.out,
-		CacheReadTokens:     u.cacheRead,
-		CacheCreationTokens: u.cacheCreate,
-		ReasoningTokens:     u.reasoning,
-		MessageID:           id,
-	}
-	if p.IsZero() {
-		return dst
-	}
-	p.ContextTokens = p.CallContext()
-	return append(dst, agentstream.E(p))
+	return d.flushCalls(dst, nil)
 }
 
 // Deliberate lists the native line types (as adapter.NativeType names them)
@@ -432,7 +350,7 @@ var Deliberate = map[string]string{
 // Folded lists the native line types of the Claude-shaped dialects whose
 // lines may give no event of their own, with where what they say goes.
 var Folded = map[string]string{
-	"stream_event/message_start":       "the call's usage snapshot, replaced by its final count on message_delta (or counted at the end of the stream when none came)",
+	"stream_event/message_start":       "the call's usage snapshot, replaced by its final count on message_delta (or given as an estimate when none came)",
 	"stream_event/content_block_start": "a block's start: its content comes in deltas and whole in its assistant line",
 	"stream_event/content_block_delta": "signature and tool-input deltas, whose block the assistant line carries whole (text and thinking deltas give live events)",
 	"stream_event/content_block_stop":  "a block's end: its assistant line carries the block",

@@ -168,7 +168,8 @@ func TestPartialUsage(t *testing.T) {
 }
 
 // TestPartialUsageCutOff checks that a message whose message_delta never
-// came still counts its snapshot once at the end of the stream.
+// came still counts its snapshot once at the end of the stream, marked as
+// the estimate it is.
 func TestPartialUsageCutOff(t *testing.T) {
 	got := decode(t, claude.Claude,
 		`{"type":"stream_event","event":{"type":"message_start","message":{"id":"msg_9","model":"m","usage":{"input_tokens":5,"output_tokens":1}}}}`,
@@ -176,7 +177,7 @@ func TestPartialUsageCutOff(t *testing.T) {
 	)
 	want := []string{
 		`message {"role":"assistant","text":"Hel","truncated":false}`,
-		`usage {"scope":"call","model":"m","inputTokens":5,"outputTokens":1,"cacheReadTokens":null,"cacheCreationTokens":null,"contextTokens":5,"reasoningTokens":null,"messageId":"msg_9"}`,
+		`usage {"scope":"call","model":"m","inputTokens":5,"outputTokens":1,"cacheReadTokens":null,"cacheCreationTokens":null,"contextTokens":5,"reasoningTokens":null,"messageId":"msg_9","estimate":true}`,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

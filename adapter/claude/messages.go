@@ -128,15 +128,7 @@ func (d *Decoder) assistant(dst []agentstream.Event, line []byte, f *fieldsOf) [
 		dst = append(dst, agentstream.E(&agentstream.Error{Message: f.lastText, ErrorType: fields.Str(f.errorV)}))
 	}
 	if len(f.msgUsage) > 0 {
-		msgID, model := fields.Str(f.msgID), fields.Str(f.msgModel)
-		if p, ok := d.pending[msgID]; ok && msgID != "" {
-			// Deltas are streamed: the final figures come with message_delta.
-			if p.model == "" {
-				p.model = model
-			}
-		} else {
-			dst = d.emitUsage(dst, msgID, model, parseUsage(f.msgUsage))
-		}
+		dst = d.lineUsage(dst, fields.Str(f.msgID), fields.Str(f.msgModel), fields.Str(f.parent), parseUsage(f.msgUsage), fields.Time(f.timestamp))
 	}
 	return dst
 }
@@ -472,20 +464,8 @@ func (d *Decoder) streamEvent(dst []agentstream.Event, f *fieldsOf) []agentstrea
 			}
 		}
 	case "message_start":
-		parent := fields.Str(f.parent)
-		id := fields.Str(jsonscan.Get(ev.message, "id"))
-		if id == "" || d.counted[id] {
-			return dst
-		}
-		if _, ok := d.pending[id]; !ok {
-			d.order = append(d.order, id)
-		}
-		d.pending[id] = &pendingUsage{
-			id: id, parent: parent,
-			model: fields.Str(jsonscan.Get(ev.message, "model")),
-			u:     parseUsage(jsonscan.Get(ev.message, "usage")),
-		}
-		d.current[parent] = id
+		d.startCall(fields.Str(jsonscan.Get(ev.message, "id")), fields.Str(jsonscan.Get(ev.message, "model")),
+			fields.Str(f.parent), parseUsage(jsonscan.Get(ev.message, "usage")))
 	case "error":
 		msg, _, _ := fields.Text(jsonscan.Get(ev.errorV, "message"))
 		if msg == "" {
@@ -508,23 +488,7 @@ func (d *Decoder) streamEvent(dst []agentstream.Event, f *fieldsOf) []agentstrea
 		}
 		return append(dst, agentstream.E(&agentstream.ToolOutput{CallID: fields.Str(ev.toolUseID), Channel: "progress", Text: text, Truncated: trunc}))
 	case "message_delta":
-		id := d.current[fields.Str(f.parent)]
-		p, ok := d.pending[id]
-		if !ok {
-			return dst
-		}
-		p.u = p.u.merge(parseUsage(ev.usage))
-		dst = d.emitUsage(dst, p.id, p.model, p.u)
-		d.dropOrder(id)
+		dst = d.endCall(dst, fields.Str(f.parent), parseUsage(ev.usage))
 	}
 	return dst
-}
-
-func (d *Decoder) dropOrder(id string) {
-	for i, o := range d.order {
-		if o == id {
-			d.order = append(d.order[:i], d.order[i+1:]...)
-			return
-		}
-	}
 }

@@ -247,6 +247,7 @@ func (d *Decoder) initLine(dst []agentstream.Event, line []byte, f *fieldsOf) []
 // process): session usage, denials, turn.ended, session.ended.
 func (d *Decoder) result(dst []agentstream.Event, line []byte) []agentstream.Event {
 	var subtype, isError, result, errs, terminal, stopReason, usage, cost, turns, duration, denials, apiStatus []byte
+	var sessionID, models []byte
 	obj, _ := jsonscan.Object(line)
 	for obj.Next() {
 		v := obj.Value()
@@ -281,21 +282,14 @@ func (d *Decoder) result(dst []agentstream.Event, line []byte) []agentstream.Eve
 			denials = v
 		case "api_error_status":
 			apiStatus = v
+		case "session_id":
+			sessionID = v
+		case "modelUsage":
+			models = v
 		}
 	}
 	if len(usage) > 0 || len(cost) > 0 || len(turns) > 0 || len(duration) > 0 {
-		u := parseUsage(usage)
-		dst = append(dst, agentstream.E(&agentstream.Usage{
-			Scope:               agentstream.ScopeSession,
-			InputTokens:         d.nonCachedInput(u),
-			OutputTokens:        u.out,
-			CacheReadTokens:     u.cacheRead,
-			CacheCreationTokens: u.cacheCreate,
-			ReasoningTokens:     u.reasoning,
-			CostUSD:             fields.Float(cost),
-			Turns:               fields.Int(turns),
-			DurationMs:          fields.Int(duration),
-		}))
+		dst = append(dst, agentstream.E(d.sessionUsage(fields.Str(sessionID), usage, cost, turns, duration, models)))
 	}
 	if d.held > 0 {
 		// The result of a turn already ended by the one Claude Code began

@@ -30,6 +30,12 @@ type Decoder struct {
 
 	buf []byte // scratch for decoding outputs
 
+	// The running totals: turn.completed gives the thread's, which go on
+	// across exec resume; another thread's start again (a new run).
+	thread string
+	run    int64
+	totals bool
+
 	// Legacy stream state.
 	model     string
 	calls     map[string]string // call_id -> tool name
@@ -159,6 +165,7 @@ func (d *Decoder) End(dst []agentstream.Event) []agentstream.Event { return dst 
 func (d *Decoder) event(dst []agentstream.Event, raw []byte, l *line) []agentstream.Event {
 	switch string(fields.Unquoted(l.typ)) {
 	case "thread.started":
+		d.startThread(fields.Str(l.threadID))
 		return append(dst, agentstream.E(&agentstream.SessionStarted{Harness: Harness, SessionID: fields.Str(l.threadID)}))
 	case "session.created":
 		// The September 2025 shape had no turn events: one exec, one turn.
@@ -169,6 +176,11 @@ func (d *Decoder) event(dst []agentstream.Event, raw []byte, l *line) []agentstr
 	case "turn.completed":
 		if len(l.usage) > 0 && !jsonscan.IsNull(l.usage) {
 			if u := sessionUsage(parseUsage(l.usage)); u != nil {
+				if d.run > 1 {
+					u.Run = d.run
+				}
+				u.Thread = d.thread
+				d.totals = true
 				dst = append(dst, agentstream.E(u))
 			}
 		}
@@ -314,6 +326,19 @@ func (u usageVals) zero() bool {
 		}
 	}
 	return true
+}
+
+// startThread notes a thread's start: the totals of a thread other than
+// the one they were given for so far are another run's.
+func (d *Decoder) startThread(id string) {
+	if _, sub := d.spawned[id]; sub || id == "" {
+		return
+	}
+	if d.thread != "" && id != d.thread && d.totals {
+		d.run = max(d.run, 1) + 1
+		d.totals = false
+	}
+	d.thread = id
 }
 
 // sessionUsage is the usage of Codex's running thread total, in the

@@ -73,12 +73,12 @@ func TestCodexResumeTotals(t *testing.T) {
 	want := []string{
 		`session.started {"harness":"codex","model":null,"contextWindow":null,"cwd":null,"sessionId":"019a2d7a-41c4-78b1-b7cc-a45d62a89cd5","tools":null,"version":null,"permissionMode":null}`,
 		`turn.started {"turn":1}`,
-		`usage {"scope":"session","inputTokens":30241,"outputTokens":47,"cacheReadTokens":1920,"cacheCreationTokens":null,"costUsd":null,"turns":null,"durationMs":null,"reasoningTokens":null}`,
+		`usage {"scope":"session","inputTokens":30241,"outputTokens":47,"cacheReadTokens":1920,"cacheCreationTokens":null,"costUsd":null,"turns":null,"durationMs":null,"reasoningTokens":null,"thread":"019a2d7a-41c4-78b1-b7cc-a45d62a89cd5"}`,
 		`turn.ended {"turn":1,"reason":"ok"}`,
 		`session.ended {"status":"succeeded","stopReason":null,"summary":null,"error":null,"reason":"completion"}`,
 		`session.started {"harness":"codex","model":null,"contextWindow":null,"cwd":null,"sessionId":"019a2d7a-41c4-78b1-b7cc-a45d62a89cd5","tools":null,"version":null,"permissionMode":null}`,
 		`turn.started {"turn":2}`,
-		`usage {"scope":"session","inputTokens":12933,"outputTokens":2374,"cacheReadTokens":57088,"cacheCreationTokens":null,"costUsd":null,"turns":null,"durationMs":null,"reasoningTokens":null}`,
+		`usage {"scope":"session","inputTokens":12933,"outputTokens":2374,"cacheReadTokens":57088,"cacheCreationTokens":null,"costUsd":null,"turns":null,"durationMs":null,"reasoningTokens":null,"thread":"019a2d7a-41c4-78b1-b7cc-a45d62a89cd5"}`,
 		`turn.ended {"turn":2,"reason":"ok"}`,
 		`session.ended {"status":"succeeded","stopReason":null,"summary":null,"error":null,"reason":"completion"}`,
 	}
@@ -172,5 +172,30 @@ func TestCodexErrors(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+// TestCodexThreadsAddUp: the totals of another thread in the same stream
+// start again, so they are another run and the recap adds them up, while
+// a resumed thread's go on (TestCodexResumeTotals).
+func TestCodexThreadsAddUp(t *testing.T) {
+	evs := decode(
+		`{"type":"thread.started","thread_id":"t-1"}`,
+		`{"type":"turn.started"}`,
+		`{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":40,"output_tokens":7}}`,
+		`{"type":"thread.started","thread_id":"t-2"}`,
+		`{"type":"turn.started"}`,
+		`{"type":"turn.completed","usage":{"input_tokens":50,"cached_input_tokens":0,"output_tokens":3}}`,
+	)
+	var runs []int64
+	for _, u := range usages(evs, agentstream.ScopeSession) {
+		runs = append(runs, u.Run)
+	}
+	if diff := cmp.Diff([]int64{0, 2}, runs); diff != "" {
+		t.Errorf("runs (-want +got):\n%s", diff)
+	}
+	r := agentstream.SummarizeUsage(evs)
+	if r.Runs != 2 || *r.InputTokens != 60+50 || *r.CacheReadTokens != 40 || *r.OutputTokens != 10 {
+		t.Errorf("recap = %s over %d runs, want in 110, cache read 40, out 10 over 2 runs", r.String(), r.Runs)
 	}
 }

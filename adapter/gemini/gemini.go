@@ -32,6 +32,8 @@ type Decoder struct {
 
 	buf    []byte        // scratch for decoding text where it is read
 	deltas fields.Deltas // delta payloads, from slabs
+
+	results int64 // result lines so far: each is one process's totals
 }
 
 var _ agentstream.Decoder = (*Decoder)(nil)
@@ -151,7 +153,7 @@ func (d *Decoder) Decode(dst []agentstream.Event, raw []byte) []agentstream.Even
 		dst = append(dst, agentstream.E(notice(&l)))
 	case "result":
 		if u := statsUsage(l.stats); u != nil {
-			dst = append(dst, agentstream.E(u))
+			dst = append(dst, agentstream.E(d.numbered(u)))
 		}
 		dst = d.result(dst, fields.Str(l.status) == "success", l.errorV)
 	case "":
@@ -350,6 +352,16 @@ func errorText(v []byte) string {
 	return s
 }
 
+// numbered gives a process's totals their run: Gemini CLI prints one
+// result per process, so each result of a stream is a run of its own.
+func (d *Decoder) numbered(u *agentstream.Usage) *agentstream.Usage {
+	d.results++
+	if d.results > 1 {
+		u.Run = d.results
+	}
+	return u
+}
+
 // statsUsage maps result.stats, the whole process's tokens summed over all
 // models: input_tokens includes cached tokens, which the newer "input" key
 // excludes.
@@ -359,9 +371,12 @@ func statsUsage(stats []byte) *agentstream.Usage {
 	if !ok {
 		return nil
 	}
+	var models []byte
 	for obj.Next() {
 		v := obj.Value()
 		switch string(obj.Key()) {
+		case "models":
+			models = v
 		case "total_tokens":
 			total = v
 		case "input_tokens":
@@ -394,7 +409,47 @@ func statsUsage(stats []byte) *agentstream.Usage {
 	if u.InputTokens == nil && u.OutputTokens == nil && len(total) == 0 && u.DurationMs == nil {
 		return nil
 	}
+	u.Models = statsModels(models, u.CacheReadTokens == nil || *u.CacheReadTokens == 0)
 	return u
+}
+
+// statsModels is result.stats.models, each model's tokens as statsUsage
+// reads the totals; models that spent nothing are left out. A model's
+// input_tokens includes its cached tokens: without its own "input" or
+// "cached", its input not read from cache is unknown unless nothing was
+// (noCache).
+func statsModels(models []byte, noCache bool) []agentstream.ModelUsage {
+	var out []agentstream.ModelUsage
+	obj, ok := jsonscan.Object(models)
+	if !ok {
+		return nil
+	}
+	for obj.Next() {
+		v := obj.Value()
+		get := func(k string) *int64 { return fields.Int(jsonscan.Get(v, k)) }
+		m := agentstream.ModelUsage{Model: string(obj.Key()), OutputTokens: get("output_tokens"), CacheReadTokens: get("cached"), InputTokens: get("input")}
+		if m.InputTokens == nil && (m.CacheReadTokens != nil || noCache) {
+			if n := get("input_tokens"); n != nil {
+				if m.CacheReadTokens != nil {
+					*n = max(*n-*m.CacheReadTokens, 0)
+				}
+				m.InputTokens = n
+			}
+		}
+		if spent(get("input_tokens"), m.InputTokens, m.OutputTokens, m.CacheReadTokens) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func spent(vs ...*int64) bool {
+	for _, v := range vs {
+		if v != nil && *v != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // jsonOutput maps the object `--output-format json` prints at exit:
@@ -409,7 +464,7 @@ func (d *Decoder) jsonOutput(dst []agentstream.Event, l *line) []agentstream.Eve
 		d.summary = text
 	}
 	if u := modelsUsage(jsonscan.Get(l.stats, "models")); u != nil {
-		dst = append(dst, agentstream.E(u))
+		dst = append(dst, agentstream.E(d.numbered(u)))
 	}
 	failed := len(l.errorV) > 0 && !jsonscan.IsNull(l.errorV)
 	return d.result(dst, !failed, l.errorV)
@@ -424,8 +479,10 @@ func modelsUsage(models []byte) *agentstream.Usage {
 		return nil
 	}
 	var in, out, cached, thoughts int64
+	var breakdown []agentstream.ModelUsage
 	seen := false
 	for obj.Next() {
+		name := string(obj.Key())
 		tok := jsonscan.Get(obj.Value(), "tokens")
 		get := func(k string) int64 {
 			n, _ := jsonscan.Int(jsonscan.Get(tok, k))
@@ -436,16 +493,20 @@ func modelsUsage(models []byte) *agentstream.Usage {
 		}
 		seen = true
 		p, c := get("prompt"), get("cached")
-		in += max(p-c, 0)
+		mIn, mOut := max(p-c, 0), get("candidates")+get("thoughts")
+		in += mIn
 		cached += c
-		out += get("candidates") + get("thoughts")
+		out += mOut
 		thoughts += get("thoughts")
+		if mIn != 0 || mOut != 0 || c != 0 {
+			breakdown = append(breakdown, agentstream.ModelUsage{Model: name, InputTokens: &mIn, OutputTokens: &mOut, CacheReadTokens: &c})
+		}
 	}
 	if !seen {
 		return nil
 	}
 	return &agentstream.Usage{
 		Scope: agentstream.ScopeSession, InputTokens: &in, OutputTokens: &out,
-		CacheReadTokens: &cached, ReasoningTokens: &thoughts,
+		CacheReadTokens: &cached, ReasoningTokens: &thoughts, Models: breakdown,
 	}
 }

@@ -58,7 +58,9 @@ func TestGeminiCachedSplit(t *testing.T) {
 		{
 			"input and cached",
 			`{"type":"result","timestamp":"2026-06-04T05:22:23.237Z","status":"success","stats":{"total_tokens":35682,"input_tokens":33651,"output_tokens":151,"cached":11879,"input":21772,"duration_ms":19200,"tool_calls":1,"models":{"gemini-3.1-flash-lite":{"total_tokens":4118,"input_tokens":3310,"output_tokens":40},"gemini-3-flash-preview":{"total_tokens":31564,"input_tokens":30341,"output_tokens":111}}}}`,
-			`{"scope":"session","inputTokens":21772,"outputTokens":151,"cacheReadTokens":11879,"cacheCreationTokens":null,"costUsd":null,"turns":null,"durationMs":19200,"reasoningTokens":null}`,
+			`{"scope":"session","inputTokens":21772,"outputTokens":151,"cacheReadTokens":11879,"cacheCreationTokens":null,"costUsd":null,"turns":null,"durationMs":19200,"reasoningTokens":null,` +
+				`"models":[{"model":"gemini-3.1-flash-lite","inputTokens":null,"outputTokens":40,"cacheReadTokens":null,"cacheCreationTokens":null,"costUsd":null},` +
+				`{"model":"gemini-3-flash-preview","inputTokens":null,"outputTokens":111,"cacheReadTokens":null,"cacheCreationTokens":null,"costUsd":null}]}`,
 		},
 		{
 			"cached only",

@@ -288,6 +288,7 @@ func (d *Decoder) stepFinish(dst []agentstream.Event, part *partOf) []agentstrea
 		} else if t.out == nil {
 			u.OutputTokens = t.reasoning
 		}
+		u.ClearUnpricedCost()
 		if !u.IsZero() || (u.CostUSD != nil && *u.CostUSD != 0) {
 			u.ContextTokens = u.CallContext()
 			dst = append(dst, agentstream.E(u))

@@ -275,6 +275,7 @@ func usageOf(m []byte) *agentstream.Usage {
 	if p.IsZero() {
 		return nil
 	}
+	p.ClearUnpricedCost()
 	p.ContextTokens = p.CallContext()
 	return p
 }

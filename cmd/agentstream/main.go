@@ -40,7 +40,7 @@ type command struct {
 // commands is the table of subcommands. Each lives in its own file.
 var commands = map[string]command{
 	"normalize":   {"native lines in, one event envelope per line out", cmdNormalize},
-	"usage":       {"the usage recap of a recorded session", cmdUsage},
+	"usage":       {"what sessions consumed: a session's recap, or totals by day, model, project…", cmdUsage},
 	"protocols":   {"the protocols and the flags each adds to a command", cmdProtocols},
 	"sessions":    {"list the stored sessions", cmdSessions},
 	"show":        {"render a stored session (--follow tails a running one)", cmdShow},

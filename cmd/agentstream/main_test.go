@@ -144,7 +144,7 @@ func TestUsageCommand(t *testing.T) {
 		t.Errorf("usage of envelopes differs from usage of native lines:\n%s\n%s", out, out2)
 	}
 	js, _, _ := runCLI(t, "", "usage", "--json", file)
-	if !strings.Contains(js, `"costUsd": 0.1354875`) || !strings.Contains(js, `"tokensFrom": "calls"`) {
+	if !strings.Contains(js, `"costUsd": 0.1354875`) || !strings.Contains(js, `"tokensFrom": "session"`) {
 		t.Errorf("usage --json:\n%s", js)
 	}
 }

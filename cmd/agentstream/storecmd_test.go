@@ -120,23 +120,25 @@ func storeCommands(t *testing.T, db string) {
 		}
 	}
 
-	e := &env{stdout: new(bytes.Buffer), stderr: new(bytes.Buffer), getenv: func(string) string { return "" }}
-	handled, code := usageFromStore(context.Background(), e, []string{"--db", db, "--json", "s_one"})
+	code, out, _ = runCmd(t, "usage", "--db", db, "--json", "s_one")
 	var recap struct {
 		OutputTokens *int64 `json:"outputTokens"`
 	}
-	if err := json.Unmarshal(e.stdout.(*bytes.Buffer).Bytes(), &recap); !handled || code != 0 || err != nil || recap.OutputTokens == nil {
-		t.Errorf("usage SESSION: %v %d %v", handled, code, err)
+	if err := json.Unmarshal([]byte(out), &recap); code != 0 || err != nil || recap.OutputTokens == nil {
+		t.Errorf("usage SESSION: %d %v", code, err)
 	}
-	e.stdout = new(bytes.Buffer)
-	handled, code = usageFromStore(context.Background(), e, []string{"--db", db, "--since", "100000d", "--by", "harness", "--json"})
-	var groups []usageGroup
-	if err := json.Unmarshal(e.stdout.(*bytes.Buffer).Bytes(), &groups); !handled || code != 0 || err != nil ||
-		len(groups) != 1 || groups[0].Key != "claude-code" || groups[0].Sessions != 1 {
-		t.Errorf("usage --by harness: %v %d %v %+v", handled, code, err, groups)
+	code, out, _ = runCmd(t, "usage", "--db", db, "--since", "100000d", "--by", "harness", "--json")
+	var rep struct {
+		Rows []struct {
+			Key      string `json:"key"`
+			Sessions int    `json:"sessions"`
+		} `json:"rows"`
 	}
-	if handled, _ := usageFromStore(context.Background(), e, []string{input}); handled {
-		t.Error("usage FILE was taken by the store")
+	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil || len(rep.Rows) != 1 || rep.Rows[0].Key != "claude-code" || rep.Rows[0].Sessions != 1 {
+		t.Errorf("usage --by harness: %d %v %+v", code, err, rep)
+	}
+	if code, out, _ = runCmd(t, "usage", input); code != 0 || !strings.HasPrefix(out, "tokens: ") {
+		t.Errorf("usage FILE: %d %s", code, out)
 	}
 }
 

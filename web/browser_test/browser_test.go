@@ -108,7 +108,12 @@ func startServer(t *testing.T) *server {
 // start and end the times its events carry (else mtime). It returns the
 // session id and the stored envelopes.
 func importRecording(ctx context.Context, st *sqlite.Store, data []byte, mtime time.Time) (string, []agentstream.Envelope, error) {
-	a, err := adapter.Lookup(demo.Protocol(data))
+	return importRecordingAs(ctx, st, data, demo.Protocol(data), mtime)
+}
+
+// importRecordingAs is importRecording with the recording's protocol given.
+func importRecordingAs(ctx context.Context, st *sqlite.Store, data []byte, protocol string, mtime time.Time) (string, []agentstream.Envelope, error) {
+	a, err := adapter.Lookup(protocol)
 	if err != nil {
 		return "", nil, err
 	}

@@ -5,7 +5,8 @@
 // The pages read everything through the API (package web): the sessions list
 // from /api/sessions and the live /api/events/stream, a session from
 // /api/sessions/{id}, its events page by page from /api/sessions/{id}/events
-// and its live tail from /api/sessions/{id}/stream. The server-side part is
+// and its live tail from /api/sessions/{id}/stream, the usage page from
+// /api/usage. Charts are SVG built element by element (svg in common.js). The server-side part is
 // therefore only a file server with fixed routes and strict headers.
 //
 // # Untrusted text
@@ -42,8 +43,16 @@
 // Session page (/sessions/{id}): #title, #status (span.status-<status>,
 // data-status, data-reason), #harness, #model, #cwd; #recap with #recap-input,
 // #recap-output, #recap-cache, #recap-cost (its item #recap-cost-item hidden
-// unless the cost was reported), #recap-turns, #recap-duration; #context
-// (data-tokens, data-window) with #context-fill and #context-text; checkbox
+// unless the cost was reported), #recap-turns, #recap-calls (model calls),
+// #recap-models (hidden for one model), #recap-duration, and the recap's
+// figures as data-input, data-output, data-cache-read, data-cache-write,
+// data-cost, data-turns, data-model-calls, data-runs, data-tokens-from,
+// data-estimated and data-missing ("" for a figure nobody reported);
+// #context (data-tokens, data-window) with #context-fill and #context-text,
+// and #context-chart (data-points, data-peak, data-window), the context over
+// the session's time as an SVG line; a usage event's element has its
+// payload's figures as data-scope, data-run, data-input, data-output,
+// data-cache-read, data-cache-write, data-cost and data-estimate; checkbox
 // #show-raw; #timeline, the scrolling element, whose direct children between
 // #timeline-start and #timeline-end are the top-level events, followed by
 // #live-area. Every stored event is .event[data-seq][data-type][data-turn]
@@ -57,4 +66,16 @@
 // events are hidden unless #show-raw is checked. A deep-linked or
 // keyboard-focused event has .highlight and the focus; button.source-btn on an
 // event shows its native line in pre.source-line.
+//
+// Usage page (/usage?period=N|all&by=K): select#usage-period and
+// select#usage-by; #usage (aria-busy while loading); #usage-tiles with
+// .tile[data-figure][data-value]; the charts figure#chart-tokens-day,
+// #chart-cost-day (one g.bar per day, data-day, data-empty on a day without
+// sessions), #chart-tokens-model and #chart-cost-model (one g.bar per model,
+// data-model), each with data-bars, their bars carrying the API row's
+// figures as data-key, data-sessions, data-input, data-output,
+// data-cache-read, data-cache-write, data-cost and data-unpriced, and
+// rect.seg[data-segment][data-value]; a cost nobody reported is a
+// .unpriced-mark, never a bar. The table #usage-table has one tr per row in
+// #usage-body and the total in #usage-foot, with the same data attributes.
 package ui

@@ -52,6 +52,7 @@ type asset struct {
 //   - / : the sessions list page;
 //   - /sessions/{id} : the page of one session (an event is addressed as
 //     /sessions/{id}#seq);
+//   - /usage : the usage page, charts and a table of GET /api/usage;
 //   - /static/... : the embedded scripts, styles and images.
 //
 // Only GET and HEAD are allowed. Every other path answers 404 (a JSON error
@@ -64,10 +65,14 @@ func Handler() http.Handler {
 	assets := loadAssets()
 	index := assets["index.html"]
 	session := assets["session.html"]
+	usage := assets["usage.html"]
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		serveAsset(w, r, index)
+	})
+	mux.HandleFunc("GET /usage", func(w http.ResponseWriter, r *http.Request) {
+		serveAsset(w, r, usage)
 	})
 	mux.HandleFunc("GET /sessions/{id}", func(w http.ResponseWriter, r *http.Request) {
 		if r.PathValue("id") == "" {

@@ -28,6 +28,7 @@ func TestPages(t *testing.T) {
 		{"sessions list", "/", "/static/list.js"},
 		{"session", "/sessions/s_01JD", "/static/session.js"},
 		{"session with escaped id", "/sessions/a%2Fb", "/static/session.js"},
+		{"usage", "/usage", "/static/usage.js"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,6 +79,7 @@ func TestAssets(t *testing.T) {
 		{"/static/list.js", "text/javascript; charset=utf-8"},
 		{"/static/session.js", "text/javascript; charset=utf-8"},
 		{"/static/markdown.js", "text/javascript; charset=utf-8"},
+		{"/static/usage.js", "text/javascript; charset=utf-8"},
 		{"/static/favicon.svg", "image/svg+xml"},
 		{"/static/index.html", "text/html; charset=utf-8"},
 	}

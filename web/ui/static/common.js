@@ -265,6 +265,28 @@ export function h(tag, props, ...children) {
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
+/**
+ * svg creates an SVG element: attributes are set as given (on* and style
+ * refused, as in h); children are nodes or strings (Text nodes). A string
+ * child of a <title> is its tooltip.
+ */
+export function svg(tag, attrs, ...children) {
+  const el = document.createElementNS(SVG_NS, tag);
+  if (attrs) {
+    for (const [k, v] of Object.entries(attrs)) {
+      if (v === null || v === undefined || v === false) continue;
+      if (/^on/i.test(k) || k === 'style') throw new Error('svg: refusing attribute ' + k);
+      if (k === 'dataset') { for (const [dk, dv] of Object.entries(v)) el.dataset[dk] = String(dv); continue; }
+      el.setAttribute(k, String(v));
+    }
+  }
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c);
+  }
+  return el;
+}
+
 /** icon builds a 16×16 stroked SVG icon from path data written in this UI (never from agent text). */
 export function icon(pathData, cls) {
   const svg = document.createElementNS(SVG_NS, 'svg');

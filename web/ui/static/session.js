@@ -6,7 +6,7 @@
 // it reaches the latest event of a running session, follows the live stream.
 
 import {
-  api, apiText, openStream, h, icon, str, num, oneOf, fmtTokens, fmtInt, fmtCost,
+  api, apiText, openStream, h, svg, icon, str, num, oneOf, fmtTokens, fmtInt, fmtCost,
   fmtDuration, parseTime, fmtClock, fmtWhen, fmtFull, statusBadge, reasonLabel,
   showError, throttle, STATUSES,
 } from './common.js';
@@ -45,6 +45,8 @@ const S = {
   flushTimer: null,
   newBelow: 0,
   context: { seq: 0, tokens: null, window: null, windowSeq: 0 },
+  contextPoints: [], // {seq, t, tokens}: the context over the session's time
+  contextLoaded: false,
   plan: { seq: 0, el: null, done: 0, total: 0 },
   liveEls: new Map(), // key -> streaming element
   applyingLive: false, // rendering events that arrived on the stream
@@ -448,26 +450,55 @@ function renderFileChange(ev) {
   return el;
 }
 
+// spentTokens reports whether a usage payload counts any token.
+function spentTokens(p) {
+  return ['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheCreationTokens'].some((k) => (num(p[k]) ?? 0) > 0);
+}
+
+// usageCost is a usage payload's cost as reported, or null: a cost of 0 for
+// tokens spent is a harness's way of saying it has no price for the model.
+function usageCost(p) {
+  const c = num(p.costUsd);
+  if (c === null || (c === 0 && spentTokens(p))) return null;
+  return c;
+}
+
 function usageText(p) {
   const parts = [];
-  if (p.scope === 'call') parts.push('call' + (p.model ? ' · ' + str(p.model) : ''));
-  else if (p.scope === 'session') parts.push('session total');
-  parts.push('in ' + fmtTokens(p.inputTokens), 'out ' + fmtTokens(p.outputTokens));
+  if (p.scope === 'call') parts.push('call' + (p.model ? ' · ' + str(p.model) : '') + (p.estimate === true ? ' · estimate' : ''));
+  else if (p.scope === 'session') parts.push('session total' + ((num(p.run) ?? 0) > 1 ? ' · run ' + p.run : ''));
+  const est = p.estimate === true ? '≥' : '';
+  parts.push('in ' + fmtTokens(p.inputTokens), 'out ' + (num(p.outputTokens) !== null ? est : '') + fmtTokens(p.outputTokens));
   if (num(p.cacheReadTokens) !== null) parts.push('cache read ' + fmtTokens(p.cacheReadTokens));
   if (num(p.cacheCreationTokens) !== null) parts.push('cache write ' + fmtTokens(p.cacheCreationTokens));
   if (num(p.reasoningTokens) !== null) parts.push('reasoning ' + fmtTokens(p.reasoningTokens));
   if (num(p.contextTokens) !== null) parts.push('context ' + fmtTokens(p.contextTokens));
-  const cost = fmtCost(p.costUsd);
+  const cost = fmtCost(usageCost(p));
   if (cost) parts.push(cost);
-  if (num(p.turns) !== null) parts.push(p.turns + (p.turns === 1 ? ' turn' : ' turns'));
+  // A session total's "turns" is the harness's count of model calls.
+  if (num(p.turns) !== null) parts.push(p.turns + (p.turns === 1 ? ' model call' : ' model calls'));
   if (num(p.durationMs) !== null) parts.push(fmtDuration(p.durationMs));
   return parts.join(' · ');
+}
+
+// usageData are a usage row's figures as data attributes, as the payload
+// gives them ('' for what it does not report).
+function usageData(p) {
+  const v = (x) => (num(x) === null ? '' : String(x));
+  return {
+    scope: oneOf(p.scope, ['call', 'session'], 'other'), run: String(Math.max(1, num(p.run) ?? 1)),
+    input: v(p.inputTokens), output: v(p.outputTokens), cacheRead: v(p.cacheReadTokens),
+    cacheWrite: v(p.cacheCreationTokens), cost: v(usageCost(p)), estimate: p.estimate === true ? 'true' : '',
+  };
 }
 
 function renderUsage(ev) {
   const p = ev.payload || {};
   noteContext(ev);
-  return line(ev, 'usage small', 'usage', usageText(p));
+  const el = line(ev, 'usage small', 'usage', usageText(p));
+  Object.assign(el.dataset, usageData(p));
+  if (p.estimate === true) el.title = 'The harness never printed this call\'s final count: the output is the count when the call started, a lower bound.';
+  return el;
 }
 
 function renderSessionStarted(ev) {
@@ -807,15 +838,87 @@ function noteContext(ev) {
   }
   if (ev.type !== 'usage') return;
   if (seq < S.context.seq) return;
-  const tokens = num(p.contextTokens);
-  if (tokens === null) return;
-  if (p.scope === 'call' || p.scope === 'session') {
-    S.context.seq = seq;
-    S.context.tokens = tokens;
-    if (num(p.contextWindow) !== null) { S.context.window = p.contextWindow; S.context.windowSeq = seq; }
-    updateContext();
-  }
+  const point = contextPoint(ev);
+  if (point === null) return;
+  if (S.contextLoaded) { S.contextPoints.push(point); drawContextChartSoon(); }
+  S.context.seq = seq;
+  S.context.tokens = point.tokens;
+  if (num(p.contextWindow) !== null) { S.context.window = p.contextWindow; S.context.windowSeq = seq; }
+  updateContext();
 }
+
+// contextPoint is the context a usage event says the main agent used (a
+// subagent's calls are its own conversation), or null.
+function contextPoint(ev) {
+  const p = ev.payload || {};
+  if (ev.type !== 'usage' || ev.parentCallId) return null;
+  if (p.scope !== 'call' && p.scope !== 'session') return null;
+  let tokens = num(p.contextTokens);
+  if (tokens === null && p.scope === 'call') {
+    const parts = [p.inputTokens, p.cacheReadTokens, p.cacheCreationTokens].map(num).filter((x) => x !== null);
+    if (parts.length) tokens = parts.reduce((a, b) => a + b, 0);
+  }
+  if (tokens === null) return null;
+  return { seq: num(ev.seq) ?? 0, t: envTime(ev), tokens };
+}
+
+// loadContextPoints reads the session's usage events, page by page, for
+// the chart of its context over time.
+async function loadContextPoints() {
+  const points = [];
+  let after = 0;
+  for (let pages = 0; pages < 50; pages++) {
+    const list = await api(base + '/events', { types: 'usage', after, limit: 5000 });
+    if (!Array.isArray(list) || !list.length) break;
+    for (const ev of list) {
+      const pt = contextPoint(ev);
+      if (pt) points.push(pt);
+    }
+    after = num(list[list.length - 1].seq) ?? after;
+    if (list.length < 5000) break;
+  }
+  S.contextPoints = points.filter((p) => p.seq > 0).sort((a, b) => a.seq - b.seq);
+  S.contextLoaded = true;
+  drawContextChart();
+}
+
+// drawContextChart draws the context used over the session's time: the
+// share of the window each model call sent, against the call's time (its
+// place in the session when the events carry no time).
+function drawContextChart() {
+  const box = $('context-chart');
+  if (!box) return;
+  const pts = S.contextPoints;
+  const u = (S.session && S.session.usage) || {};
+  const win = S.context.window ?? num(u.contextWindow);
+  box.dataset.points = String(pts.length);
+  box.dataset.window = win === null ? '' : String(win);
+  box.dataset.peak = pts.length ? String(Math.max(...pts.map((p) => p.tokens))) : '';
+  if (pts.length < 2) { box.hidden = true; box.replaceChildren(); return; }
+  box.hidden = false;
+  const W = 160, H = 28, pad = 1;
+  const timed = pts.every((p) => p.t);
+  const xs = pts.map((p) => (timed ? p.t.getTime() : p.seq));
+  const x0 = Math.min(...xs), x1 = Math.max(...xs);
+  const peak = Math.max(...pts.map((p) => p.tokens));
+  const top = win !== null && win > 0 ? Math.max(win, peak) : peak;
+  const X = (x) => pad + (x1 === x0 ? 0 : (x - x0) / (x1 - x0)) * (W - 2 * pad);
+  const Y = (v) => H - pad - (top > 0 ? v / top : 0) * (H - 2 * pad);
+  let d = '';
+  pts.forEach((p, i) => { d += (i ? ' L' : 'M') + X(xs[i]).toFixed(1) + ' ' + Y(p.tokens).toFixed(1); });
+  const area = d + ' L' + X(xs[xs.length - 1]).toFixed(1) + ' ' + (H - pad) + ' L' + X(xs[0]).toFixed(1) + ' ' + (H - pad) + ' Z';
+  const last = pts[pts.length - 1];
+  const what = win !== null && win > 0 ? ' of ' + fmtInt(win) + ' (' + Math.round((100 * peak) / win) + '% at most)' : '';
+  const chart = svg('svg', { viewBox: '0 0 ' + W + ' ' + H, width: W, height: H, class: 'context-svg', role: 'img',
+    'aria-label': 'Context over the session: at most ' + fmtInt(peak) + ' tokens' + what },
+  svg('title', null, 'Context over the session' + (timed ? '' : ' (by event)') + ': ' + pts.length + ' model calls, at most ' +
+    fmtInt(peak) + ' tokens' + what + ', ' + fmtInt(last.tokens) + ' at the latest'),
+  svg('path', { d: area, class: 'context-area' }),
+  svg('path', { d, class: 'context-line' }));
+  if (win !== null && win > 0) chart.append(svg('line', { x1: pad, x2: W - pad, y1: Y(win), y2: Y(win), class: 'context-limit' }));
+  box.replaceChildren(chart);
+}
+const drawContextChartSoon = throttle(drawContextChart, 1000);
 
 function updateContext() {
   const u = (S.session && S.session.usage) || {};
@@ -861,12 +964,28 @@ function sessionDuration(s) {
   return null;
 }
 
+// recapText formats a recap figure: '—' when nobody reported it, '≥' before
+// a lower bound.
+function recapText(u, key, fmt) {
+  const v = num(u[key]);
+  if (v === null) return '—';
+  return (Array.isArray(u.estimated) && u.estimated.includes(key) ? '≥' : '') + fmt(v);
+}
+
+const TOKENS_FROM = {
+  session: ' (the harness\'s own total)',
+  calls: ' (the sum of the model calls)',
+  'session+calls': ' (the harness\'s total, and the model calls since)',
+};
+
 function renderRecap(s) {
   const u = s.usage || {};
   const set = (id, text, title) => { const e = $(id); e.textContent = text; e.title = title || ''; };
-  const from = u.tokensFrom === 'session' ? ' (harness total)' : u.tokensFrom === 'calls' ? ' (sum of model calls)' : '';
-  set('recap-input', fmtTokens(u.inputTokens), 'input tokens: ' + fmtInt(u.inputTokens) + from);
-  set('recap-output', fmtTokens(u.outputTokens), 'output tokens: ' + fmtInt(u.outputTokens) + (num(u.reasoningTokens) !== null ? ', of which reasoning ' + fmtInt(u.reasoningTokens) : '') + from);
+  const from = TOKENS_FROM[u.tokensFrom] || '';
+  const est = Array.isArray(u.estimated) && u.estimated.includes('outputTokens')
+    ? '; at least: a model call\'s final count was never printed' : '';
+  set('recap-input', recapText(u, 'inputTokens', fmtTokens), 'input tokens: ' + fmtInt(u.inputTokens) + from);
+  set('recap-output', recapText(u, 'outputTokens', fmtTokens), 'output tokens: ' + fmtInt(u.outputTokens) + (num(u.reasoningTokens) !== null ? ', of which reasoning ' + fmtInt(u.reasoningTokens) : '') + from + est);
   const cr = num(u.cacheReadTokens);
   const cc = num(u.cacheCreationTokens);
   const cacheParts = [];
@@ -876,8 +995,12 @@ function renderRecap(s) {
     'cache read ' + fmtInt(cr) + ', cache write ' + fmtInt(cc));
   const cost = fmtCost(u.costUsd);
   $('recap-cost-item').hidden = cost === null;
-  set('recap-cost', cost ?? '—', cost ? 'reported by the harness: $' + u.costUsd : '');
-  set('recap-turns', fmtInt(u.turns));
+  const costEst = Array.isArray(u.estimated) && u.estimated.includes('costUsd');
+  set('recap-cost', cost === null ? '—' : (costEst ? '≥' : '') + cost,
+    cost ? 'reported by the harness: $' + u.costUsd + (costEst ? '; part of the session reported no cost' : '') : '');
+  set('recap-turns', fmtInt(u.turns), 'turns: the prompts the agent took up');
+  set('recap-calls', fmtInt(u.modelCalls), 'model calls: round trips to the model' +
+    (num(u.calls) ? ', ' + fmtInt(u.calls) + ' with usage of their own' : ''));
   const d = sessionDuration(s);
   set('recap-duration', fmtDuration(d), num(u.durationMs) !== null ? 'harness-reported: ' + fmtDuration(u.durationMs) : '');
   let prem = $('recap-premium');
@@ -889,7 +1012,20 @@ function renderRecap(s) {
     }
     prem.textContent = String(u.premiumRequests);
   }
-  $('recap').dataset.missing = Array.isArray(u.missing) ? u.missing.join(',') : '';
+  const models = Array.isArray(u.models) ? u.models.filter((m) => m && typeof m.model === 'string') : [];
+  $('recap-models-item').hidden = models.length < 2;
+  set('recap-models', models.map((m) => str(m.model) || '(unknown)').join(' + '),
+    models.map((m) => str(m.model) + (Array.isArray(m.names) && m.names.length ? ' (' + m.names.map(str).join(', ') + ')' : '') +
+      ': in ' + fmtInt(m.inputTokens) + ', out ' + fmtInt(m.outputTokens) + ', cache read ' + fmtInt(m.cacheReadTokens) +
+      ', cache write ' + fmtInt(m.cacheCreationTokens) + (fmtCost(m.costUsd) ? ', ' + fmtCost(m.costUsd) : '')).join('\n'));
+  const r = $('recap');
+  r.dataset.missing = Array.isArray(u.missing) ? u.missing.join(',') : '';
+  r.dataset.estimated = Array.isArray(u.estimated) ? u.estimated.join(',') : '';
+  const v = (x) => (num(x) === null ? '' : String(x));
+  Object.assign(r.dataset, {
+    input: v(u.inputTokens), output: v(u.outputTokens), cacheRead: v(u.cacheReadTokens), cacheWrite: v(u.cacheCreationTokens),
+    cost: v(u.costUsd), turns: v(u.turns), modelCalls: v(u.modelCalls), runs: v(u.runs), tokensFrom: str(u.tokensFrom),
+  });
 }
 
 function renderSession(s) {
@@ -1488,6 +1624,7 @@ async function start() {
     await Promise.all([sessionP, resetWindow(seq)]);
     maybeFollow();
     updateEdges();
+    loadContextPoints().catch(() => { /* the gauge keeps the latest figure */ });
   } catch (err) {
     $('title').textContent = err.status === 404 ? 'Session not found' : 'Cannot load the session';
     $('status').hidden = true;
