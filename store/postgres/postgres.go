@@ -226,6 +226,16 @@ var migrations = []string{
 		data bytea NOT NULL,
 		UNIQUE (sid, stream, n)
 	);`,
+	// 2: the store's keys (Key), and the mark of a session whose writer
+	// died (set by Reap, cleared when a writer closes the session), which
+	// Repair looks for; the sessions interrupted before are marked.
+	`CREATE TABLE keys (
+		name text PRIMARY KEY,
+		value bytea NOT NULL
+	);
+	ALTER TABLE sessions ADD COLUMN repair boolean NOT NULL DEFAULT false;
+	UPDATE sessions SET repair = true WHERE status = 'interrupted';
+	CREATE INDEX sessions_repair ON sessions (repair) WHERE repair;`,
 }
 
 // SchemaVersion is the schema version this code writes.

@@ -64,7 +64,7 @@ func (s *Store) Reap(ctx context.Context) (int, error) {
 		// The heartbeat must not have moved since it was read: a writer
 		// that was only slow keeps its session.
 		res, err := s.write.ExecContext(ctx, `UPDATE sessions SET status = 'interrupted',
-			ended_at = coalesce(heartbeat_at, ?), owner_pid = NULL,
+			ended_at = coalesce(heartbeat_at, ?), owner_pid = NULL, repair = 1,
 			tick = (SELECT max(tick) + 1 FROM sessions)
 			WHERE sid = ? AND status = 'running' AND heartbeat_at IS ?`, now.UnixMilli(), c.sid, c.hb)
 		if err != nil {

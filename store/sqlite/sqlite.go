@@ -304,6 +304,16 @@ var migrations = []migration{
 		type TEXT NOT NULL,
 		body BLOB NOT NULL
 	);`, step: migrateBodies},
+	// 3: the store's keys (Key), and the mark of a session whose writer
+	// died (set by Reap, cleared when a writer closes the session), which
+	// Repair looks for; the sessions interrupted before are marked.
+	{sql: `CREATE TABLE keys (
+		name TEXT PRIMARY KEY,
+		value BLOB NOT NULL
+	);
+	ALTER TABLE sessions ADD COLUMN repair INTEGER NOT NULL DEFAULT 0;
+	UPDATE sessions SET repair = 1 WHERE status = 'interrupted';
+	CREATE INDEX sessions_repair ON sessions (repair) WHERE repair = 1;`},
 }
 
 // migrateBodies moves the events of schema 1 into schema 2's table.

@@ -827,3 +827,31 @@ func setProtocol(c *check) {
 		c.errorf("SetProtocol of an unknown session: %v, want ErrNotFound", err)
 	}
 }
+
+func keys(c *check) {
+	st := c.h.Open(c.t)
+	k, ok := st.(store.Keys)
+	if !ok {
+		c.t.Skip("the store keeps no keys")
+	}
+	a, err := k.Key(c.ctx, store.RedactKey)
+	c.must(err, "Key")
+	if len(a) != store.KeySize {
+		c.errorf("a key of %d bytes, want %d", len(a), store.KeySize)
+	}
+	again, err := k.Key(c.ctx, store.RedactKey)
+	c.must(err, "Key")
+	other, err := c.h.Reopen(c.t, st).(store.Keys).Key(c.ctx, store.RedactKey)
+	c.must(err, "Key of another process")
+	if string(again) != string(a) || string(other) != string(a) {
+		c.errorf("the key changed: %x, then %x, and %x for another process", a, again, other)
+	}
+	b, err := k.Key(c.ctx, "another")
+	c.must(err, "Key")
+	if string(b) == string(a) {
+		c.errorf("two names have the same key")
+	}
+	if fresh, err := c.h.Open(c.t).(store.Keys).Key(c.ctx, store.RedactKey); err == nil && string(fresh) == string(a) {
+		c.errorf("two stores have the same key")
+	}
+}

@@ -125,6 +125,7 @@ func Rules() []Rule {
 		{"concurrent", "writers of several sessions and readers run at once; every session ends with a dense seq", concurrent},
 		{"replace-events", "ReplaceEvents replaces a stopped session's events and its record, and refuses a running session", replaceEvents},
 		{"set-protocol", "SetProtocol records a session's protocol, and is ErrNotFound for an unknown session", setProtocol},
+		{"keys", "a key is KeySize bytes made on first use, the same on every call and for every process, another for another name or another store", keys},
 	}
 }
 
