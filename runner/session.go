@@ -132,13 +132,17 @@ func (s *session) run(ctx context.Context, c *child) (Result, error) {
 	errCh := make(chan lineMsg, 64)
 	var wg sync.WaitGroup
 	var out io.Reader = activityReader{r: c.stdout, s: s}
+	var errOut io.Reader = c.stderr
+	if s.r.Redact != nil {
+		out, errOut = s.r.Redact.Reader(out), s.r.Redact.Reader(errOut)
+	}
 	if s.r.Spool != nil {
 		out = io.TeeReader(out, s.r.Spool)
 	}
 	// Each reader returns at the end of its stream, or when its read end
 	// is closed, or when done is closed while it waits to send.
 	wg.Go(func() { readLines(out, s.r.SoftLimit, s.r.MaxLine, outCh, done) })
-	wg.Go(func() { readLines(c.stderr, s.r.SoftLimit, 0, errCh, done) })
+	wg.Go(func() { readLines(errOut, s.r.SoftLimit, 0, errCh, done) })
 
 	if s.r.IdleTimeout > 0 {
 		s.idle.set(s.r.IdleTimeout)
@@ -399,7 +403,11 @@ func lineBytes(l agentstream.Line) []byte {
 
 // recordPrompt records the prompt that was sent as a user message.
 func (s *session) recordPrompt(at time.Time) {
-	text, trunc := agentstream.Clip(s.r.Prompt, agentstream.MaxText)
+	prompt := s.r.Prompt
+	if s.r.Redact != nil {
+		prompt = string(s.r.Redact.Line([]byte(prompt)))
+	}
+	text, trunc := agentstream.Clip(prompt, agentstream.MaxText)
 	s.add(agentstream.E(&agentstream.Message{Role: agentstream.RoleUser, Text: text, Truncated: trunc}), at)
 }
 
