@@ -43,6 +43,7 @@ func dbPath(e *env, flagValue string) (string, error) {
 // sessionStore is what the commands need of a store, whichever it is.
 type sessionStore interface {
 	store.Store
+	store.Keys
 	Follow(ctx context.Context, pub store.Publisher, interval time.Duration) error
 	ReplaceEvents(ctx context.Context, id string, envs []agentstream.Envelope) error
 	SetProtocol(ctx context.Context, id, protocol string) error
