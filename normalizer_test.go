@@ -218,12 +218,32 @@ func TestApplyProtocol(t *testing.T) {
 		{[]string{"codex", "exec"}, "codex-json", []string{"codex", "exec", "--json"}},
 		{[]string{"codex", "exec", "--json"}, "codex-json", []string{"codex", "exec", "--json"}},
 		{[]string{"opencode", "run"}, "opencode-json", []string{"opencode", "run", "--format", "json"}},
+		{[]string{"copilot", "-p"}, "copilot-json", []string{"copilot", "--output-format", "json", "-p"}},
+		{[]string{"copilot"}, "copilot-json", []string{"copilot", "--output-format", "json"}},
 		{[]string{"./agent"}, "none", []string{"./agent"}},
 		{[]string{"./agent"}, "no-such-protocol", []string{"./agent"}},
 	}
 	for _, tt := range tests {
 		if got := agentstream.ApplyProtocol(tt.cmd, tt.protocol); !cmp.Equal(got, tt.want) {
 			t.Errorf("ApplyProtocol(%q, %s) = %q, want %q", tt.cmd, tt.protocol, got, tt.want)
+		}
+	}
+}
+
+func TestAppendPrompt(t *testing.T) {
+	tests := []struct {
+		args     []string
+		protocol string
+		want     []string
+	}{
+		{[]string{"copilot", "--output-format", "json"}, "copilot-json", []string{"copilot", "--output-format", "json", "-p", "fix it"}},
+		{[]string{"copilot", "--output-format", "json", "-p"}, "copilot-json", []string{"copilot", "--output-format", "json", "-p", "fix it"}},
+		{[]string{"opencode", "run"}, "opencode-json", []string{"opencode", "run", "fix it"}},
+		{[]string{"claude", "-p"}, "claude-json", []string{"claude", "-p"}},
+	}
+	for _, tt := range tests {
+		if got := agentstream.AppendPrompt(tt.args, tt.protocol, "fix it"); !cmp.Equal(got, tt.want) {
+			t.Errorf("AppendPrompt(%q, %s) = %q, want %q", tt.args, tt.protocol, got, tt.want)
 		}
 	}
 }

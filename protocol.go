@@ -37,6 +37,9 @@ type Protocol struct {
 	// StdinArg is an argument appended after the flags when the prompt goes
 	// on stdin and the harness must be told so (Codex reads "-").
 	StdinArg string
+	// PromptFlag, for a prompt given as an argument, is the flag whose
+	// value it must be (Copilot CLI's -p), which no other flag may follow.
+	PromptFlag string
 	// ExplicitTurns is true when the dialect marks turn starts itself.
 	ExplicitTurns bool
 }
@@ -62,7 +65,7 @@ var protocols = []Protocol{
 	{Name: "amp-json", Harness: "amp", Description: "Amp `amp -x --stream-json`",
 		Flags: []string{"--stream-json"}, Prompt: PromptStdin},
 	{Name: "copilot-json", Harness: "copilot-cli", Description: "GitHub Copilot CLI `copilot -p --output-format json`",
-		Flags: []string{"--output-format", "json"}, Prompt: PromptArgument},
+		Flags: []string{"--output-format", "json"}, Prompt: PromptArgument, PromptFlag: "-p"},
 	{Name: "droid-json", Harness: "droid", Description: "Factory `droid exec --output-format stream-json`",
 		Flags: []string{"--output-format", "stream-json"}, Prompt: PromptArgument},
 	{Name: "acp", Harness: "acp", Description: "any Agent Client Protocol agent over stdio", Prompt: PromptACP, ExplicitTurns: true},
@@ -92,8 +95,9 @@ func LookupProtocol(name string) (Protocol, bool) {
 // ApplyProtocol returns command with the flags its protocol needs appended.
 // The command is left alone when it already contains the protocol's first
 // flag (such as --output-format), alone or as --flag=value, so a user who
-// spells out other flags keeps full control. An unknown protocol leaves the
-// command alone. The result is a new slice.
+// spells out other flags keeps full control. A command that ends with the
+// protocol's PromptFlag (copilot -p) gets the flags before it. An unknown
+// protocol leaves the command alone. The result is a new slice.
 func ApplyProtocol(command []string, protocol string) []string {
 	out := append([]string(nil), command...)
 	p, ok := LookupProtocol(protocol)
@@ -106,7 +110,27 @@ func ApplyProtocol(command []string, protocol string) []string {
 			return out
 		}
 	}
+	if n := len(out); p.PromptFlag != "" && n > 1 && out[n-1] == p.PromptFlag {
+		return append(append(out[:n-1:n-1], p.Flags...), p.PromptFlag)
+	}
 	return append(out, p.Flags...)
+}
+
+// AppendPrompt returns args (a command with its protocol's flags) with the
+// prompt where a protocol that takes it as an argument wants it: last, or
+// as the value of the protocol's PromptFlag, which is added unless args
+// already ends with it. Other protocols leave args alone. The result is a
+// new slice.
+func AppendPrompt(args []string, protocol, prompt string) []string {
+	out := append([]string(nil), args...)
+	p, ok := LookupProtocol(protocol)
+	if !ok || p.Prompt != PromptArgument || prompt == "" {
+		return out
+	}
+	if p.PromptFlag != "" && (len(out) == 0 || out[len(out)-1] != p.PromptFlag) {
+		out = append(out, p.PromptFlag)
+	}
+	return append(out, prompt)
 }
 
 // SessionTitleProbe returns a shell snippet that, run where the harness ran

@@ -69,7 +69,7 @@ func All() []Adapter {
 		{Protocol: get("opencode-json"), New: func() agentstream.Decoder { return opencode.NewDecoder() }, Claims: opencode.Claims, Folded: opencode.Folded},
 		{Protocol: get("cursor-json"), New: func() agentstream.Decoder { return cursor.NewDecoder() }, Claims: cursor.Claims},
 		{Protocol: get("amp-json"), New: func() agentstream.Decoder { return claude.NewDecoder(claude.Amp) }, Claims: claude.ClaimsAmp, Deliberate: claude.Deliberate, Folded: claude.Folded},
-		{Protocol: get("copilot-json"), New: func() agentstream.Decoder { return copilot.NewDecoder() }, Claims: copilot.Claims, Folded: copilot.Folded},
+		{Protocol: get("copilot-json"), New: func() agentstream.Decoder { return copilot.NewDecoder() }, Claims: copilot.Claims, Deliberate: copilot.Deliberate, Folded: copilot.Folded},
 		{Protocol: get("droid-json"), New: func() agentstream.Decoder { return droid.NewDecoder() }, Claims: droid.Claims, Folded: droid.Folded},
 		{Protocol: get("acp"), New: func() agentstream.Decoder { return acp.NewDecoder() }, Claims: acp.Claims, Deliberate: acp.Deliberate, Folded: acp.Folded},
 		{Protocol: get("kimi-json"), New: func() agentstream.Decoder { return kimi.NewDecoder() }, Claims: kimi.Claims},

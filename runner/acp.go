@@ -2,7 +2,9 @@ package runner
 
 import (
 	"encoding/json"
+	"runtime/debug"
 	"strconv"
+	"strings"
 
 	"github.com/agentstream/agentstream"
 	"github.com/agentstream/agentstream/internal/jsonscan"
@@ -42,7 +44,7 @@ func (c *acpClient) start(s *session) {
 			"fs":       map[string]bool{"readTextFile": false, "writeTextFile": false},
 			"terminal": false,
 		},
-		"clientInfo": map[string]string{"name": "agentstream"},
+		"clientInfo": map[string]string{"name": "agentstream", "version": ClientVersion},
 	})
 }
 
@@ -131,20 +133,25 @@ func (c *acpClient) line(s *session, b []byte, endedByLine bool) {
 			c.fail(s, m, "no sessionId in the response", endedByLine)
 			return
 		}
-		c.request(s, "session/prompt", map[string]any{
-			"sessionId": c.sessionID,
-			"prompt":    []map[string]string{{"type": "text", "text": c.prompt}},
-		})
-		// The adapter opens the turn at the agent's first output; the
-		// runner records what it sent.
-		s.recordPrompt(s.now())
+		c.send(s, c.prompt)
 	case "session/prompt":
 		stop, _ := jsonscan.String(jsonscan.Get(result, "stopReason"))
 		c.end(s, stop, endedByLine)
 	}
 }
 
-// end records the end of the turn the prompt started, which ends the run.
+// send sends a prompt in the session and records it. The adapter opens the
+// turn at the agent's first output.
+func (c *acpClient) send(s *session, text string) {
+	c.finished = false
+	c.request(s, "session/prompt", map[string]any{
+		"sessionId": c.sessionID,
+		"prompt":    []map[string]string{{"type": "text", "text": text}},
+	})
+	s.recordText(text, s.now())
+}
+
+// end records the end of the turn the prompt started.
 func (c *acpClient) end(s *session, stopReason string, endedByLine bool) {
 	if c.finished {
 		return
@@ -243,4 +250,17 @@ func requestID(id []byte) string {
 		return strconv.FormatInt(n, 10)
 	}
 	return string(id)
+}
+
+// ClientVersion is the version agentstream gives where a protocol asks for
+// the client's (ACP's clientInfo, which agents refuse without one): the
+// module's version when the binary was built from a released module, else
+// "devel".
+var ClientVersion = clientVersion()
+
+func clientVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return strings.TrimPrefix(bi.Main.Version, "v")
+	}
+	return "devel"
 }

@@ -37,8 +37,8 @@ type Runner struct {
 	Command []string
 	// Protocol names the harness's dialect, one of agentstream.Protocols.
 	// "" or "auto" detects it from the first lines of stdout (up to
-	// adapter.DetectLines non-blank lines or half a second); the prompt
-	// then goes on stdin as text.
+	// adapter.DetectLines non-blank lines, or half a second after the
+	// first one); the prompt then goes on stdin as text.
 	Protocol string
 	// NewDecoder, when set, decodes stdout instead of the protocol's
 	// adapter; the harness is still driven as Protocol says. It serves
@@ -47,6 +47,11 @@ type Runner struct {
 	// Prompt is what the agent is asked. Empty means none is sent: the
 	// command carries its own, and stdin is closed at once.
 	Prompt string
+	// FollowUps are the later messages of a conversation, for the
+	// protocols that hold one (claude-stream and acp): each is sent once the
+	// harness reported the end of the previous turn, and the session ends
+	// after the last.
+	FollowUps []string
 	// Dir is the harness's working directory; empty means the current one.
 	Dir string
 	// Env is the harness's environment; nil means this process's.
@@ -225,7 +230,7 @@ func (r *Runner) newSession() (*session, error) {
 	if r.Prompt != "" {
 		switch s.proto.Prompt {
 		case agentstream.PromptArgument:
-			args = append(args, r.Prompt)
+			args = agentstream.AppendPrompt(args, s.proto.Name, r.Prompt)
 		case agentstream.PromptStdin:
 			if s.proto.StdinArg != "" {
 				args = append(args, s.proto.StdinArg)
@@ -233,6 +238,12 @@ func (r *Runner) newSession() (*session, error) {
 		}
 	}
 	s.args = args
+	if len(r.FollowUps) > 0 && s.proto.Prompt != agentstream.PromptStreamJSON && s.proto.Prompt != agentstream.PromptACP {
+		return nil, fmt.Errorf("runner: protocol %s takes one prompt; follow-up messages need claude-stream or acp", s.proto.Name)
+	}
+	if len(r.FollowUps) > 0 && r.Prompt == "" {
+		return nil, fmt.Errorf("runner: follow-up messages without a prompt")
+	}
 	if s.proto.Prompt == agentstream.PromptACP {
 		if r.Prompt == "" {
 			return nil, fmt.Errorf("runner: protocol %s needs a prompt", s.proto.Name)

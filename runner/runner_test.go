@@ -337,16 +337,22 @@ func TestPromptDelivery(t *testing.T) {
 		prompt    string
 		wantArgs  []string
 		wantStdin string
+		args      []string // the command's own arguments
 	}{
-		{"opencode-json", "fix it", []string{"--format", "json", "fix it"}, ""},
-		{"codex-json", "fix it", []string{"--json", "-"}, "fix it"},
-		{"claude-json", "fix it", []string{"--output-format", "stream-json", "--verbose"}, "fix it"},
-		{"claude-json", "", []string{"--output-format", "stream-json", "--verbose"}, ""},
-		{"none", "plain", []string{}, "plain"},
+		{"opencode-json", "fix it", []string{"--format", "json", "fix it"}, "", nil},
+		// Copilot CLI takes the prompt only as the value of -p, and no
+		// flag after it.
+		{"copilot-json", "fix it", []string{"--output-format", "json", "-p", "fix it"}, "", nil},
+		{"copilot-json", "fix it", []string{"--output-format", "json", "-p", "fix it"}, "", []string{"-p"}},
+		{"copilot-json", "fix it", []string{"--allow-all", "--output-format", "json", "-p", "fix it"}, "", []string{"--allow-all", "-p"}},
+		{"codex-json", "fix it", []string{"--json", "-"}, "fix it", nil},
+		{"claude-json", "fix it", []string{"--output-format", "stream-json", "--verbose"}, "fix it", nil},
+		{"claude-json", "", []string{"--output-format", "stream-json", "--verbose"}, "", nil},
+		{"none", "plain", []string{}, "plain", nil},
 	} {
-		t.Run(tc.protocol+"/"+tc.prompt, func(t *testing.T) {
+		t.Run(tc.protocol+"/"+tc.prompt+"/"+strings.Join(tc.args, " "), func(t *testing.T) {
 			res, rec, err := run(t, context.Background(), &runner.Runner{
-				Command:    []string{harness, "args"},
+				Command:    append([]string{harness, "args"}, tc.args...),
 				Protocol:   tc.protocol,
 				Prompt:     tc.prompt,
 				NewDecoder: textDecoder,
@@ -763,7 +769,7 @@ func TestACP(t *testing.T) {
 				{"jsonrpc": "2.0", "id": 1.0, "method": "initialize", "params": map[string]any{
 					"protocolVersion":    1.0,
 					"clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": false, "writeTextFile": false}, "terminal": false},
-					"clientInfo":         map[string]any{"name": "agentstream"},
+					"clientInfo":         map[string]any{"name": "agentstream", "version": runner.ClientVersion},
 				}},
 				{"jsonrpc": "2.0", "id": 2.0, "method": "session/new", "params": map[string]any{"cwd": dir, "mcpServers": []any{}}},
 				{"jsonrpc": "2.0", "id": 3.0, "method": "session/prompt", "params": map[string]any{
@@ -882,6 +888,67 @@ func TestInjection(t *testing.T) {
 	}
 	if n := strings.Count(out.String(), "\n::error::"); n != 2 {
 		t.Errorf("%d ::error:: lines, want 2 (the error event and the failed session):\n%s", n, out.String())
+	}
+}
+
+// TestACPFollowUp sends a second message once the agent ended the first
+// turn, in the same session, and ends the run after its turn.
+func TestACPFollowUp(t *testing.T) {
+	logfile := filepath.Join(t.TempDir(), "acp.log")
+	res, rec, err := run(t, context.Background(), &runner.Runner{
+		Command: []string{harness, "acp", logfile}, Protocol: "acp",
+		Prompt: "first", FollowUps: []string{"second"}, Approve: runner.ApproveAll, Timeout: 10 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(logfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prompts []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var m struct {
+			Method string `json:"method"`
+			Params struct {
+				SessionID string `json:"sessionId"`
+				Prompt    []struct {
+					Text string `json:"text"`
+				} `json:"prompt"`
+			} `json:"params"`
+		}
+		json.Unmarshal([]byte(l), &m)
+		if m.Method == "session/prompt" {
+			prompts = append(prompts, m.Params.SessionID+" "+m.Params.Prompt[0].Text)
+		}
+	}
+	if diff := cmp.Diff([]string{"sess-1 first", "sess-1 second"}, prompts); diff != "" {
+		t.Errorf("prompts the agent received (-want +got):\n%s", diff)
+	}
+	var got []string
+	for _, e := range rec.envs {
+		switch p := e.Payload.(type) {
+		case *agentstream.Message:
+			if p.Role == agentstream.RoleUser {
+				got = append(got, fmt.Sprintf("user %s/%d", p.Text, e.Turn))
+			}
+		case *agentstream.SessionEnded:
+			got = append(got, fmt.Sprintf("ended %s/%d", p.Status, e.Turn))
+		}
+	}
+	want := []string{"user first/0", "ended succeeded/1", "user second/1", "ended succeeded/2"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if res.Ended.Status != agentstream.StatusSucceeded || !res.Exited {
+		t.Errorf("exited %v, ended %+v", res.Exited, res.Ended)
+	}
+}
+
+func TestFollowUpNeedsConversation(t *testing.T) {
+	_, err := (&runner.Runner{Command: []string{harness, "args"}, Protocol: "claude-json", Prompt: "a", FollowUps: []string{"b"}}).Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "protocol claude-json takes one prompt") {
+		t.Errorf("Run = %v, want a refusal of follow-ups", err)
 	}
 }
 

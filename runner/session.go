@@ -15,8 +15,10 @@ import (
 	"github.com/agentstream/agentstream/internal/jsonscan"
 )
 
-// detectWait is how long "auto" waits for adapter.DetectLines non-blank
-// lines before it decides on what it has.
+// detectWait is how long "auto" waits, after the first non-blank line of
+// stdout, for adapter.DetectLines of them before it decides on what it has.
+// Before that first line it waits as long as the harness runs: harnesses
+// such as Claude Code and Copilot print nothing for more than a second.
 const detectWait = 500 * time.Millisecond
 
 // maxPending bounds the lines held while the protocol is being detected.
@@ -54,7 +56,9 @@ type session struct {
 	lastEnded      *agentstream.SessionEnded
 	workAfterEnd   bool
 	harnessSession string
-	endedLines     int // session.ended events seen, to tell whether a line gave one
+	endedLines     int  // session.ended events seen, to tell whether a line gave one
+	followed       int  // follow-up messages sent
+	turnDone       bool // the harness reported the end of a turn the runner must answer
 
 	stopped    bool   // the runner signalled the harness
 	stopReason string // why, when it was not to end a finished harness
@@ -150,9 +154,7 @@ func (s *session) run(ctx context.Context, c *child) (Result, error) {
 	if s.r.Timeout > 0 {
 		s.deadline.set(s.r.Timeout)
 	}
-	if s.auto {
-		s.detect.set(detectWait)
-	} else {
+	if !s.auto {
 		s.decide()
 	}
 	ctxDone := ctx.Done()
@@ -169,6 +171,7 @@ func (s *session) run(ctx context.Context, c *child) (Result, error) {
 				continue
 			}
 			s.stdout(m)
+			s.afterTurn()
 			if s.running && !s.stopped && s.completed() {
 				s.linger.set(s.grace)
 			} else {
@@ -402,12 +405,14 @@ func lineBytes(l agentstream.Line) []byte {
 }
 
 // recordPrompt records the prompt that was sent as a user message.
-func (s *session) recordPrompt(at time.Time) {
-	prompt := s.r.Prompt
+func (s *session) recordPrompt(at time.Time) { s.recordText(s.r.Prompt, at) }
+
+// recordText records a message that was sent, its secrets masked.
+func (s *session) recordText(msg string, at time.Time) {
 	if s.r.Redact != nil {
-		prompt = string(s.r.Redact.Line([]byte(prompt)))
+		msg = string(s.r.Redact.Line([]byte(msg)))
 	}
-	text, trunc := agentstream.Clip(prompt, agentstream.MaxText)
+	text, trunc := agentstream.Clip(msg, agentstream.MaxText)
 	s.add(agentstream.E(&agentstream.Message{Role: agentstream.RoleUser, Text: text, Truncated: trunc}), at)
 }
 
@@ -419,6 +424,9 @@ func (s *session) hold(p pendingLine) {
 	s.pendingBytes += len(b)
 	if !p.stderr && len(jsonscan.TrimSpace(b)) > 0 {
 		s.nonBlank++
+		if s.nonBlank == 1 {
+			s.detect.set(detectWait)
+		}
 	}
 	if s.nonBlank >= adapter.DetectLines || s.pendingBytes >= adapter.DetectPeek || len(s.pending) >= maxPending {
 		s.decide()
@@ -488,10 +496,10 @@ func (s *session) observe(e *agentstream.Envelope) {
 		s.lastEnded = p
 		s.workAfterEnd = false
 		s.endedLines++
-		// One prompt per run: once the harness reports the end of its
-		// work, an interactive harness is told there is no more.
+		// An interactive harness that ended its turn gets the next message,
+		// or is told there is no more (afterTurn).
 		if s.proto.Prompt == agentstream.PromptStreamJSON || s.proto.Prompt == agentstream.PromptACP {
-			s.closeStdin()
+			s.turnDone = true
 		}
 	case *agentstream.TurnStarted, *agentstream.Thinking, *agentstream.ToolCall,
 		*agentstream.MessageDelta, *agentstream.ThinkingDelta:
@@ -516,8 +524,34 @@ func (s *session) observe(e *agentstream.Envelope) {
 }
 
 // completed reports whether the harness reported the end of its work, with
-// no work after it.
-func (s *session) completed() bool { return s.lastEnded != nil && !s.workAfterEnd }
+// no work after it and no message left to send.
+func (s *session) completed() bool {
+	return s.lastEnded != nil && !s.workAfterEnd && s.followed == len(s.r.FollowUps)
+}
+
+// afterTurn answers the end of a turn of an interactive harness, once the
+// line that reported it was handled: the next follow-up message, or stdin
+// closed when there is none.
+func (s *session) afterTurn() {
+	if !s.turnDone {
+		return
+	}
+	s.turnDone = false
+	if s.followed == len(s.r.FollowUps) || s.stopped || !s.running {
+		s.closeStdin()
+		return
+	}
+	text := s.r.FollowUps[s.followed]
+	s.followed++
+	s.workAfterEnd = true // the next turn is coming
+	switch s.proto.Prompt {
+	case agentstream.PromptStreamJSON:
+		s.in.send(streamJSONUser(text))
+		s.recordText(text, s.now())
+	case agentstream.PromptACP:
+		s.acp.send(s, text)
+	}
+}
 
 // finish writes what the session owes at its end: the decoder's last
 // events and the flush of unfinished deltas, the session title, and the

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentstream/agentstream"
+	"github.com/google/go-cmp/cmp"
 )
 
 // fake is a harness made of in-memory pipes, for tests of the session's
@@ -316,6 +317,41 @@ func TestDetect(t *testing.T) {
 			if types[i] != want[i] {
 				t.Errorf("types %v, want %v", types, want)
 			}
+		}
+	})
+}
+
+// TestDetectLateStart: a harness that prints its first line long after it
+// started (Claude Code and Copilot take more than half a second) is still
+// detected: "auto" waits for the first non-blank line, then detectWait for
+// more.
+func TestDetectLateStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, c := newFake()
+		go func() {
+			f.errW.Write([]byte("loading\n"))
+			time.Sleep(1500 * time.Millisecond)
+			f.line("")
+			time.Sleep(500 * time.Millisecond)
+			f.line(`{"type":"session.started","harness":"jsonl","sessionId":"x"}`)
+			time.Sleep(100 * time.Millisecond)
+			f.line(msgLine)
+			time.Sleep(2 * time.Second)
+			f.line(endedLine)
+			f.exit(exitStatus{})
+		}()
+		rec := &events{}
+		res, _ := runFake(t, &Runner{Handler: rec, Prompt: "hello"}, c)
+		if res.Protocol != "jsonl" {
+			t.Errorf("protocol %q, want jsonl", res.Protocol)
+		}
+		var types []string
+		for _, e := range rec.envs {
+			types = append(types, e.Type())
+		}
+		want := []string{"message", "session.title", "stderr", "session.started", "message", "session.ended"}
+		if diff := cmp.Diff(want, types); diff != "" {
+			t.Errorf("events (-want +got):\n%s", diff)
 		}
 	})
 }

@@ -48,6 +48,9 @@ type Decoder struct {
 
 	tools map[string]*tool
 	perms map[string]map[string]string // the option kinds of each permission request, by option id
+	// waiting are the calls seen but not announced yet, in order: their
+	// input had not come.
+	waiting []*tool
 
 	// The latest figures of each kind of session usage, restated together.
 	tokens  *agentstream.Usage
@@ -207,14 +210,14 @@ func (d *Decoder) decodeLine(dst []agentstream.Event, line []byte, l *lineOf) []
 }
 
 // End appends the session.started of an agent that answered initialize
-// and nothing else. Streamed text without its end is flushed by the
+// and nothing else, and the calls whose input never came. Streamed text without its end is flushed by the
 // Normalizer from the live deltas, marked partial.
 func (d *Decoder) End(dst []agentstream.Event) []agentstream.Event {
 	if d.initialized && !d.started {
 		d.started = true
 		dst = append(dst, agentstream.E(d.sessionStarted("")))
 	}
-	return dst
+	return d.announceWaiting(dst)
 }
 
 func (d *Decoder) harness() string {
@@ -407,14 +410,41 @@ func (d *Decoder) errorResponse(dst []agentstream.Event, line, errV []byte) []ag
 	return append(dst, agentstream.E(e))
 }
 
+// announceWaiting announces the calls whose input never came, before the
+// turn ends.
+func (d *Decoder) announceWaiting(dst []agentstream.Event) []agentstream.Event {
+	for _, t := range d.waiting {
+		if !t.announced {
+			dst = t.announce(dst)
+		}
+	}
+	d.waiting = d.waiting[:0]
+	return dst
+}
+
 // promptResult maps the response to session/prompt: the turn's usage when
 // the agent reports it, turn.ended and session.ended.
 func (d *Decoder) promptResult(dst []agentstream.Event, result []byte) []agentstream.Event {
 	dst = d.flush(dst)
+	dst = d.announceWaiting(dst)
 	d.replay = false
 	stop := fields.Str(jsonscan.Get(result, "stopReason"))
-	if u := jsonscan.Get(result, "usage"); len(u) > 0 && u[0] == '{' {
-		d.tokens = promptUsage(u)
+	if tc := jsonscan.GetPath(result, "_meta", "quota", "token_count"); len(tc) > 0 && tc[0] == '{' {
+		// Gemini CLI gives the turn's prompt size (cache included) and
+		// output, nothing more: the size is the context, the input not
+		// read from cache is unknown.
+		turn := &agentstream.Usage{Scope: agentstream.ScopeSession,
+			ContextTokens: fields.Int(jsonscan.Get(tc, "input_tokens")), OutputTokens: fields.Int(jsonscan.Get(tc, "output_tokens"))}
+		if d.tokens != nil && d.tokens.OutputTokens != nil && turn.OutputTokens != nil {
+			n := *d.tokens.OutputTokens + *turn.OutputTokens
+			turn.OutputTokens = &n
+		}
+		d.tokens = turn
+		dst = append(dst, agentstream.E(d.sessionUsage()))
+	} else if u := jsonscan.Get(result, "usage"); len(u) > 0 && u[0] == '{' {
+		// The schema's PromptResponse.usage is the turn's (claude-agent-acp
+		// 0.23.1 reports each turn apart): the session's total is their sum.
+		d.tokens = addTokens(d.tokens, promptUsage(u))
 		dst = append(dst, agentstream.E(d.sessionUsage()))
 	}
 	dst = d.openTurn(dst, false)
@@ -477,15 +507,40 @@ func promptUsage(v []byte) *agentstream.Usage {
 	return u
 }
 
-// sessionUsage restates the session's usage: the latest token totals of a
-// prompt response with the latest context occupancy and cost of
-// usage_update. None of them is ever added up.
+// addTokens adds a turn's token counts to the session's, a counter unknown
+// in both staying unknown.
+func addTokens(total, turn *agentstream.Usage) *agentstream.Usage {
+	if total == nil {
+		return turn
+	}
+	add := func(a, b *int64) *int64 {
+		if a == nil {
+			return b
+		}
+		if b == nil {
+			return a
+		}
+		n := *a + *b
+		return &n
+	}
+	return &agentstream.Usage{Scope: agentstream.ScopeSession,
+		InputTokens: add(total.InputTokens, turn.InputTokens), OutputTokens: add(total.OutputTokens, turn.OutputTokens),
+		CacheReadTokens: add(total.CacheReadTokens, turn.CacheReadTokens), CacheCreationTokens: add(total.CacheCreationTokens, turn.CacheCreationTokens),
+		ReasoningTokens: add(total.ReasoningTokens, turn.ReasoningTokens)}
+}
+
+// sessionUsage restates the session's usage: the sum of the prompt
+// responses' token counts with the latest context occupancy and cost of
+// usage_update.
 func (d *Decoder) sessionUsage() *agentstream.Usage {
 	u := &agentstream.Usage{Scope: agentstream.ScopeSession}
 	if d.tokens != nil {
 		*u = *d.tokens
 	}
-	u.CostUSD, u.ContextTokens, u.ContextWindow = d.cost, d.ctxUsed, d.ctxSize
+	u.CostUSD, u.ContextWindow = d.cost, d.ctxSize
+	if d.ctxUsed != nil || u.ContextTokens == nil {
+		u.ContextTokens = d.ctxUsed
+	}
 	return u
 }
 
@@ -505,6 +560,11 @@ func (d *Decoder) permission(dst []agentstream.Event, line []byte, l *lineOf) []
 	t := d.tool(u.toolCallID)
 	id := t.id
 	t.merge(&u)
+	if !t.announced && hasInput(t.input) {
+		// The call the agent asks about, once its input is known, comes
+		// before the request.
+		dst = t.announce(dst)
+	}
 	p := &agentstream.PermissionRequest{
 		RequestID: requestID(l.id),
 		CallID:    id,

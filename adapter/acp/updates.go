@@ -125,6 +125,12 @@ func (d *Decoder) update(dst []agentstream.Event, line []byte, u *updateOf, sess
 	switch kind {
 	case "agent_message_chunk":
 		dst = d.chunk(dst, textAgent, u, replay)
+		// Qwen Code gives a model call's usage on its last chunk.
+		if mu := jsonscan.Get(u.meta, "usage"); len(mu) > 0 && mu[0] == '{' {
+			cu := promptUsage(mu)
+			cu.Scope = agentstream.ScopeCall
+			dst = append(dst, agentstream.E(cu))
+		}
 	case "user_message_chunk":
 		dst = d.chunk(dst, textUser, u, replay)
 	case "agent_thought_chunk":
@@ -262,6 +268,7 @@ type tool struct {
 	id, kind, title, meta string
 	input                 []byte
 	announced, done       bool
+	waiting               bool // in the decoder's waiting list
 }
 
 // tool returns what the decoder knows of the call whose raw JSON id is v,
@@ -292,6 +299,42 @@ func (t *tool) merge(u *updateOf) {
 	if s := fields.Str(jsonscan.GetPath(u.meta, "claudeCode", "toolName")); s != "" {
 		t.meta = s
 	}
+}
+
+// hasInput reports whether a call's raw input says anything: not absent,
+// null or an empty object.
+func hasInput(v []byte) bool {
+	v = jsonscan.TrimSpace(v)
+	if len(v) == 0 || jsonscan.IsNull(v) {
+		return false
+	}
+	if v[0] == '{' {
+		o, ok := jsonscan.Object(v)
+		return !ok || o.Next()
+	}
+	return true
+}
+
+// announce appends the call's tool.call and marks it announced.
+func (t *tool) announce(dst []agentstream.Event) []agentstream.Event {
+	t.announced = true
+	c := &agentstream.ToolCall{CallID: t.id, Name: t.name(), Input: "null", Category: agentstream.CategoryOther}
+	if len(t.input) > 0 {
+		c.Input, c.Truncated = fields.Input(t.input)
+	}
+	if cat, ok := categories[t.kind]; ok {
+		c.Category = cat
+	}
+	switch t.meta { // the Claude agent's own tool names, where the kind says less
+	case "Agent", "Task":
+		c.Category = agentstream.CategoryDelegate
+	case "TodoWrite":
+		c.Category = agentstream.CategoryPlan
+	}
+	// The title is the label ACP defines for showing the call.
+	c.Summary = fields.Summary(t.title)
+	c.DisplayName = fields.Display(c.Category, c.Name)
+	return append(dst, agentstream.E(c))
 }
 
 // name is the call's name: the agent's own tool name when its metadata
@@ -326,25 +369,26 @@ func (d *Decoder) toolUpdate(dst []agentstream.Event, u *updateOf) []agentstream
 	t := d.tool(u.toolCallID)
 	id := t.id
 	t.merge(u)
+	status := string(fields.Unquoted(u.status))
 	if !t.announced {
-		t.announced = true
-		c := &agentstream.ToolCall{CallID: id, Name: t.name(), Input: "null", Category: agentstream.CategoryOther}
-		if len(t.input) > 0 {
-			c.Input, c.Truncated = fields.Input(t.input)
+		// Agents announce a call before its input is known (the Claude
+		// agent's first tool_call has rawInput {}, Qwen's input comes in a
+		// tool_call_update): the tool.call waits for the input, or for the
+		// call's output or end, whichever comes first.
+		if !hasInput(t.input) && status != "completed" && status != "failed" && u.ct.chars == 0 {
+			if !t.waiting {
+				t.waiting = true
+				d.waiting = append(d.waiting, t)
+			}
+			return dst
 		}
-		if cat, ok := categories[t.kind]; ok {
-			c.Category = cat
-		}
-		// The title is the label ACP defines for showing the call.
-		c.Summary = fields.Summary(t.title)
-		c.DisplayName = fields.Display(c.Category, c.Name)
-		dst = append(dst, agentstream.E(c))
+		dst = t.announce(dst)
 	}
 	if t.done {
 		return dst
 	}
 	c, meta := &u.ct, u.meta
-	switch status := string(fields.Unquoted(u.status)); status {
+	switch status {
 	case "completed", "failed":
 		t.done = true
 		r := &agentstream.ToolResult{CallID: id, Name: t.name(), IsError: status == "failed"}

@@ -335,6 +335,7 @@ func (d *Decoder) toolResult(dst []agentstream.Event, b block, f *fieldsOf) []ag
 		r.Truncated = r.Truncated || chars > int64(agentstream.CountChars(r.Output))
 		r.Characters = chars
 	}
+	d.qwenExitCode(r)
 	dst = append(dst, agentstream.E(r))
 	if info.subagent || info.edit != nil || info.plan != nil {
 		f.results = append(f.results, resultSeen{callID: callID, isError: r.IsError, output: r.Output})

@@ -15,6 +15,11 @@ func (d *Decoder) system(dst []agentstream.Event, line []byte, f *fieldsOf) []ag
 	switch fields.Str(f.subtype) {
 	case "init":
 		return d.initLine(dst, line, f)
+	case "retry":
+		if d.cfg.Harness == Qwen.Harness {
+			return d.qwenRetry(dst, line)
+		}
+		return append(dst, fields.Raw(line))
 	case "api_retry":
 		return append(dst, agentstream.E(&agentstream.Retry{
 			Attempt:    fields.Int(get("attempt")),
@@ -349,6 +354,11 @@ func resultError(errs []byte, terminal, subtype, text string, apiStatus []byte) 
 	var msgs []string
 	if len(errs) > 0 && errs[0] == '"' {
 		msgs = append(msgs, fields.Str(errs))
+	}
+	if len(errs) > 0 && errs[0] == '{' { // Qwen Code: {"message": …}
+		if s := fields.Str(jsonscan.Get(errs, "message")); s != "" {
+			msgs = append(msgs, s)
+		}
 	}
 	arr, _ := jsonscan.Array(errs)
 	for arr.Next() {

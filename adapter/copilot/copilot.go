@@ -35,6 +35,7 @@ type Decoder struct {
 	deltas    fields.Deltas // delta payloads, from slabs
 
 	failStatus, failAttempt *int64          // the latest failed model call, for its retry
+	failMessage             string          // and its message
 	shellOutput             map[string]bool // calls whose shell output was shown
 }
 
@@ -79,6 +80,7 @@ type dataOf struct {
 // resultOf is what tool.execution_complete's data holds.
 type resultOf struct {
 	id, success, result, errV, toolName []byte
+	exitCode                            []byte // shellExecution.exitCode
 	// result.content and result.detailedContent, when result is an object
 	content, detailed []byte
 	// result, when a string, and result.content, decoded where read
@@ -141,6 +143,8 @@ func readResult(o *jsonscan.Obj, r *resultOf, buf *[]byte) {
 			r.errV = o.Value()
 		case "toolName":
 			r.toolName = o.Value()
+		case "shellExecution":
+			r.exitCode = jsonscan.Get(o.Value(), "exitCode")
 		}
 	}
 }
@@ -348,6 +352,7 @@ var lineKinds = []string{
 	"session.skills_loaded", "session.mcp_servers_loaded", "session.background_tasks_changed",
 	"model.call_start", "model.call_finished", "model.call_final_result", "model.call_failure",
 	"assistant.turn_retry", "assistant.tool_call_delta", "assistant.idle", "tool.shell_output",
+	"subagent.started", "subagent.completed", "subagent.failed",
 }
 
 // lineKind returns the line type t as one of lineKinds, without
@@ -582,11 +587,8 @@ func (d *Decoder) progress(dst []agentstream.Event, line []byte, l *lineOf) []ag
 	case "assistant.idle":
 		return append(dst, agentstream.E(&agentstream.Progress{Activity: agentstream.ActivityIdle}))
 	case "model.call_failure":
-		msg := fields.Str(get("errorMessage"))
-		if inner := fields.Str(jsonscan.Get([]byte(msg), "message")); inner != "" {
-			msg = inner
-		}
-		d.failStatus, d.failAttempt = fields.Int(get("statusCode")), fields.Int(get("retryAttempt"))
+		msg := failureMessage(fields.Str(get("errorMessage")))
+		d.failStatus, d.failAttempt, d.failMessage = fields.Int(get("statusCode")), fields.Int(get("retryAttempt")), msg
 		if d.failStatus != nil && *d.failStatus > 0 {
 			msg = strings.TrimSpace(msg + " (HTTP " + strconv.FormatInt(*d.failStatus, 10) + ")")
 		}
@@ -596,13 +598,34 @@ func (d *Decoder) progress(dst []agentstream.Event, line []byte, l *lineOf) []ag
 		msg, _ = agentstream.Clip(msg, agentstream.MaxText)
 		return append(dst, agentstream.E(&agentstream.Error{Message: msg, ErrorType: fields.Str(get("failureKind"))}))
 	case "assistant.turn_retry":
-		r := &agentstream.Retry{Error: fields.Str(get("reason")), Status: d.failStatus}
+		r := &agentstream.Retry{Error: d.failMessage, Status: d.failStatus}
+		if r.Error == "" {
+			r.Error = fields.Str(get("reason"))
+		}
+		r.Error, _ = agentstream.Clip(r.Error, agentstream.MaxText)
 		if d.failAttempt != nil {
 			n := *d.failAttempt + 1
 			r.Attempt = &n
 		}
-		d.failStatus, d.failAttempt = nil, nil
+		d.failStatus, d.failAttempt, d.failMessage = nil, nil, ""
 		return append(dst, agentstream.E(r))
+	case "subagent.started", "subagent.completed", "subagent.failed":
+		status := agentstream.SubagentStarted
+		switch l.kind {
+		case "subagent.completed":
+			status = agentstream.SubagentFinished
+		case "subagent.failed":
+			status = agentstream.SubagentFailed
+		}
+		id := fields.Str(jsonscan.Get(line, "agentId"))
+		callID := fields.Str(get("toolCallId"))
+		if id == "" {
+			id = callID
+		}
+		desc, _ := agentstream.Clip(fields.Str(get("agentDescription")), agentstream.MaxText)
+		return append(dst, agentstream.E(&agentstream.Subagent{
+			ID: id, CallID: callID, Name: fields.Str(get("agentName")), Status: status, Description: desc,
+		}))
 	case "model.call_final_result":
 		if r := fields.Str(get("result")); r != "" && r != "success" {
 			msg, _ := agentstream.Clip("model call: "+r, agentstream.MaxText)
@@ -628,6 +651,18 @@ func (d *Decoder) progress(dst []agentstream.Event, line []byte, l *lineOf) []ag
 		return dst
 	}
 	return append(dst, unmapped(line))
+}
+
+// failureMessage is the message of a failed model call: often the API's
+// error JSON, whose message is what a reader wants.
+func failureMessage(msg string) string {
+	if m := fields.Str(jsonscan.Get([]byte(msg), "message")); m != "" {
+		return m
+	}
+	if m := fields.Str(jsonscan.GetPath([]byte(msg), "error", "message")); m != "" {
+		return m
+	}
+	return msg
 }
 
 // message maps assistant.message: its reasoning (unless reasoning events
@@ -748,6 +783,12 @@ func (d *Decoder) toolResult(dst []agentstream.Event, res *resultOf) []agentstre
 	if r.Characters == 0 {
 		r.Output, r.Truncated, r.Characters = fields.Text(msg)
 	}
+	if n, ok := jsonscan.Int(res.exitCode); ok {
+		r.ExitCode = &n
+		// A shell command that failed is a failed call, though the tool
+		// ran: Copilot says success.
+		r.IsError = r.IsError || n != 0
+	}
 	dst = append(dst, agentstream.E(r))
 	if r.IsError && fields.Str(code) == "denied" {
 		reason := fields.Str(msg)
@@ -769,7 +810,9 @@ func (d *Decoder) toolResult(dst []agentstream.Event, res *resultOf) []agentstre
 // session id when no earlier line named it, turn.ended and session.ended
 // (succeeded exactly when the exit code is 0).
 func (d *Decoder) result(dst []agentstream.Event, l *lineOf) []agentstream.Event {
-	if id := fields.Str(l.sessionID); id != "" && id != d.sessionID {
+	// Copilot CLI 1.0 names its session only here; a session.started was
+	// written at the first line already, and is not written twice.
+	if id := fields.Str(l.sessionID); id != "" && id != d.sessionID && !d.started {
 		d.sessionID = id
 		d.started = true
 		s := &agentstream.SessionStarted{Harness: Harness, SessionID: id, Model: d.model}
@@ -863,6 +906,13 @@ func unquote(v []byte) []byte {
 	}
 	out, _ := jsonscan.AppendString(nil, v)
 	return out
+}
+
+// Deliberate lists the native line types of Copilot CLI 1.0.102 that stay
+// raw on purpose, with the reason.
+var Deliberate = map[string]string{
+	"subagent.configured": "the model a subagent runs on, once subagent.started announced it",
+	"session.info":        "a notice for the terminal; its model_retry repeats what assistant.turn_retry reports",
 }
 
 // Folded lists the native line types of Copilot CLI whose lines may give

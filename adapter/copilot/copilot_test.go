@@ -93,7 +93,8 @@ func TestCopilotModelMessageUsageOnce(t *testing.T) {
 
 // TestCopilotResultPremiumRequests: the final result carries the run's
 // premium requests in the session usage and ends the session, succeeded
-// exactly when the exit code is 0; the session id is named here only.
+// exactly when the exit code is 0. The session id is named here only, and
+// the session was announced at the first line: it is not announced twice.
 func TestCopilotResultPremiumRequests(t *testing.T) {
 	got := decode(
 		`{"type":"assistant.turn_end","data":{"turnId":"1"},"id":"e4a1b2c3-0004-4000-8000-000000000004","timestamp":"2026-03-30T22:22:01.100Z","parentId":"e4a1b2c3-0002-4000-8000-000000000002"}`,
@@ -101,7 +102,6 @@ func TestCopilotResultPremiumRequests(t *testing.T) {
 	)
 	check(t, []string{
 		`session.started {"harness":"copilot-cli","model":null,"contextWindow":null,"cwd":null,"sessionId":null,"tools":null,"version":null,"permissionMode":null}`,
-		`session.started {"harness":"copilot-cli","model":null,"contextWindow":null,"cwd":null,"sessionId":"aa778ea0-6eab-4ce9-b87e-11d6d33dab4f","tools":null,"version":null,"permissionMode":null}`,
 		`usage {"scope":"session","inputTokens":null,"outputTokens":null,"cacheReadTokens":null,"cacheCreationTokens":null,"costUsd":null,"turns":null,"durationMs":2000,"reasoningTokens":null,"premiumRequests":2}`,
 		`turn.ended {"turn":1,"reason":"ok"}`,
 		`session.ended {"status":"succeeded","stopReason":null,"summary":null,"error":null,"reason":"completion"}`,
@@ -136,4 +136,39 @@ func TestCopilotPlainText(t *testing.T) {
 	if len(evs) != 1 || evs[0].Payload.(*agentstream.Raw).Reason != agentstream.RawMalformed {
 		t.Errorf("got %v", evs)
 	}
+}
+
+// TestCopilotLab: lines of Copilot CLI 1.0.102 recorded by the lab: the
+// shell's exit code, its output as it comes, a failed model call as an error,
+// and the retry after it with the API's status and message.
+func TestCopilotLab(t *testing.T) {
+	got := decode(
+		`{"type":"tool.execution_start","data":{"toolCallId":"call_1","toolName":"bash","arguments":{"command":"echo lab-fail-out; exit 3","description":"Run the lab command"}},"id":"a1","timestamp":"2026-12-01T21:00:44.430Z","parentId":"p"}`,
+		`{"type":"tool.shell_output","data":{"toolCallId":"call_1","stream":"stdout","text":"lab-fail-out\n","sequence":0},"ephemeral":true,"id":"a2","timestamp":"2026-12-01T21:00:44.483Z","parentId":"p"}`,
+		`{"type":"tool.execution_complete","data":{"toolCallId":"call_1","model":"gpt-4.1","turnId":"0","rte":false,"shellExecution":{"exitCode":3},"success":true,"result":{"content":"lab-fail-out\n<shellId: 0 completed with exit code 3>","detailedContent":"lab-fail-out"}},"id":"a3","timestamp":"2026-12-01T21:00:44.490Z","parentId":"p"}`,
+		`{"type":"model.call_failure","data":{"model":"gpt-4.1","statusCode":429,"durationMs":81,"retryAttempt":0,"failureKind":"api","errorMessage":"{\"code\":\"rate_limit_exceeded\",\"message\":\"modelsim: rate limited (lab-429)\",\"param\":null,\"type\":\"rate_limit_error\"}"},"ephemeral":true,"id":"a4","timestamp":"2026-12-01T21:31:22.600Z","parentId":"p"}`,
+		`{"type":"assistant.turn_retry","data":{"turnId":"0","model":"gpt-4.1","reason":"rate_limit"},"ephemeral":true,"id":"a5","timestamp":"2026-12-01T21:31:22.602Z","parentId":"p"}`,
+	)
+	check(t, []string{
+		`session.started {"harness":"copilot-cli","model":null,"contextWindow":null,"cwd":null,"sessionId":null,"tools":null,"version":null,"permissionMode":null}`,
+		`tool.call {"callId":"call_1","name":"bash","input":"{\"command\":\"echo lab-fail-out; exit 3\",\"description\":\"Run the lab command\"}","truncated":false,"category":"execute","summary":"echo lab-fail-out; exit 3","displayName":"Shell"}`,
+		`tool.output {"callId":"call_1","channel":"stdout","text":"lab-fail-out\n","truncated":false}`,
+		`tool.result {"callId":"call_1","isError":true,"output":"lab-fail-out\n<shellId: 0 completed with exit code 3>","truncated":false,"name":"bash","characters":52,"exitCode":3}`,
+		`error {"message":"modelsim: rate limited (lab-429) (HTTP 429)","errorType":"api","recoverable":null}`,
+		`retry {"attempt":1,"maxRetries":null,"delayMs":null,"error":"modelsim: rate limited (lab-429)","status":429}`,
+	}, got)
+}
+
+// TestCopilotSubagent: Copilot CLI 1.0.102 announces a subagent and its end
+// (lines recorded by the lab).
+func TestCopilotSubagent(t *testing.T) {
+	got := decode(
+		`{"type":"subagent.started","data":{"toolCallId":"call_1","agentName":"general-purpose","agentDisplayName":"lab-subagent","agentDescription":"Run the lab task","model":"gpt-4.1","agentType":"general-purpose","executionMode":"sync"},"agentId":"1bff2ea9","id":"a1","timestamp":"2026-12-01T21:38:30.102Z","parentId":"p"}`,
+		`{"type":"subagent.completed","data":{"toolCallId":"call_1","agentName":"general-purpose","agentDisplayName":"lab-subagent","model":"gpt-4.1","totalToolCalls":1,"totalTokens":2832,"durationMs":147},"agentId":"1bff2ea9","id":"a2","timestamp":"2026-12-01T21:38:30.251Z","parentId":"p"}`,
+	)
+	check(t, []string{
+		`session.started {"harness":"copilot-cli","model":null,"contextWindow":null,"cwd":null,"sessionId":null,"tools":null,"version":null,"permissionMode":null}`,
+		`subagent {"id":"1bff2ea9","callId":"call_1","name":"general-purpose","status":"started","description":"Run the lab task"}`,
+		`subagent {"id":"1bff2ea9","callId":"call_1","name":"general-purpose","status":"finished","description":null}`,
+	}, got)
 }

@@ -140,6 +140,9 @@ func (d *Decoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Eve
 		}
 	case "message":
 		dst = d.message(dst, line, &l, early)
+	case "reasoning":
+		text, trunc := agentstream.Clip(fields.Str(l.text), agentstream.MaxText)
+		dst = append(dst, agentstream.E(&agentstream.Thinking{Text: text, Truncated: trunc}))
 	case "tool_call":
 		dst = d.toolCall(dst, &l)
 	case "tool_result":

@@ -123,3 +123,10 @@ func TestDroidEdits(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// TestReasoning: droid 0.225.2 prints the model's reasoning as a line of its
+// own (recorded by the lab against the model simulator).
+func TestReasoning(t *testing.T) {
+	got := decode(`{"type":"reasoning","id":"839500a3-7271-48b2-bcf0-b6e8bd2228fd","text":"The lab wants its greeting.","timestamp":1796159972910,"session_id":"9772d748-e5cb-4be6-b09d-200900781046"}`)
+	check(t, []string{`thinking {"text":"The lab wants its greeting.","truncated":false,"redacted":false}`}, got)
+}

@@ -181,3 +181,18 @@ func TestOpencodeEdits(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// TestOpencodeFailedCommand: opencode 1.18.33 says a bash call completed
+// when its command exited 3 (metadata.exit); the result is an error with
+// the exit code (line recorded by the lab).
+func TestOpencodeFailedCommand(t *testing.T) {
+	got := render(decode(`{"type":"tool_use","timestamp":1796161195393,"sessionID":"ses_1","part":{"type":"tool","tool":"bash","callID":"call_1","state":{"status":"completed","input":{"command":"echo lab-fail-out; exit 3"},"output":"lab-fail-out\n","metadata":{"output":"lab-fail-out\n","exit":3,"truncated":false},"title":"echo lab-fail-out; exit 3","time":{"start":1796161193826,"end":1796161194906}},"id":"prt_1","sessionID":"ses_1","messageID":"msg_1"}}`))
+	want := `tool.result {"callId":"call_1","isError":true,"output":"lab-fail-out\n","truncated":false,"name":"bash","characters":13,"exitCode":3}`
+	found := false
+	for _, g := range got {
+		found = found || g == want
+	}
+	if !found {
+		t.Errorf("events %q lack %s", got, want)
+	}
+}

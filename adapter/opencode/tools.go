@@ -64,6 +64,11 @@ func (d *Decoder) toolUse(dst []agentstream.Event, raw []byte, part *partOf) []a
 		r.Characters = int64(agentstream.CountChars(r.Output))
 	}
 	r.ExitCode = fields.Int(firstOf(metadata, "exit", "exitCode", "exit_code"))
+	if r.ExitCode != nil && *r.ExitCode != 0 {
+		// A command that failed is a failed call, though opencode says the
+		// tool completed.
+		r.IsError = true
+	}
 	if r.IsError {
 		if msg := fields.Str(errV); isRejection(msg) {
 			d.denied[name] = true

@@ -54,6 +54,7 @@ var commands = map[string]command{
 	"run":         {"run a coding agent and watch it live", cmdRun},
 	"demo":        {"the web timeline on recorded sessions, one replayed live", cmdDemo},
 	"migrate":     {"bring the session database's schema up to date", cmdMigrate},
+	"modelsim":    {"serve a scripted model API for offline harness runs", cmdModelsim},
 }
 
 func main() {

@@ -55,8 +55,9 @@ never issue a workflow command or an escape sequence.
 
 Exit status:
   the harness's own   when it ran to its end (128+N when signal N ended it);
-                      0 or 1 by the reported status when it had reported its
-                      end and was stopped for lingering
+                      1 when it exited 0 but the session failed; 0 or 1 by
+                      the reported status when it had reported its end and
+                      was stopped for lingering
   1                   an error of agentstream itself (writing --events, ...)
   2                   bad usage
   123                 a line over --max-line (oversized-event)
@@ -68,7 +69,12 @@ Exit status:
 func cmdRun(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "run", "[flags] -- COMMAND [ARGS...]", runDoc)
 	protocol := fs.String("protocol", "auto", "the harness's protocol, or auto to detect it: "+protocolList())
-	prompt := fs.String("prompt", "", "the prompt")
+	var prompts []string
+	fs.Func("prompt", "the prompt; given again, a later message of the conversation (claude-stream and acp), sent when the harness ended the previous turn", func(v string) error {
+		prompts = append(prompts, v)
+		return nil
+	})
+	prompt := new(string)
 	promptFile := fs.String("prompt-file", "", "read the prompt from `FILE` (- for stdin)")
 	idle := fs.Duration("idle-timeout", 0, "stop the harness after this long without a line on stdout (0: never)")
 	timeout := fs.Duration("timeout", 0, "stop the harness after this long (0: never)")
@@ -94,6 +100,13 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	usageErr := func(format string, a ...any) int {
 		fmt.Fprintf(e.stderr, "agentstream run: "+format+"\n", a...)
 		return exitUsage
+	}
+	var followUps []string
+	if len(prompts) > 0 {
+		*prompt, followUps = prompts[0], prompts[1:]
+	}
+	if len(followUps) > 0 && *protocol != "claude-stream" && *protocol != "acp" {
+		return usageErr("--prompt given %d times: only claude-stream and acp hold a conversation", len(prompts))
 	}
 	command := fs.Args()
 	if len(command) == 0 {
@@ -164,6 +177,7 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 		Command:     command,
 		Protocol:    *protocol,
 		Prompt:      text,
+		FollowUps:   followUps,
 		IdleTimeout: *idle,
 		Timeout:     *timeout,
 		Grace:       *grace,
@@ -268,6 +282,12 @@ func runExitCode(res runner.Result) int {
 	if res.Exited {
 		if res.Signal != 0 {
 			return 128 + int(res.Signal)
+		}
+		if res.ExitCode == 0 && res.Ended.Status != agentstream.StatusSucceeded {
+			// The harness exited 0 but the session failed (an agent that
+			// refused the handshake, a failure it reported): a CI step
+			// must not pass.
+			return exitError
 		}
 		return res.ExitCode
 	}

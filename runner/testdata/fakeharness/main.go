@@ -208,6 +208,18 @@ func acp(logName string) {
 		}
 		switch msg.Method {
 		case "initialize":
+			// Real agents refuse a client that does not say its version.
+			var p struct {
+				ClientInfo struct {
+					Name    string `json:"name"`
+					Version string `json:"version"`
+				} `json:"clientInfo"`
+			}
+			json.Unmarshal(msg.Params, &p)
+			if p.ClientInfo.Name == "" || p.ClientInfo.Version == "" {
+				send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{"code": -32603, "message": "Internal error"}})
+				continue
+			}
 			send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{
 				"protocolVersion": 1, "agentCapabilities": map[string]any{}, "agentInfo": map[string]any{"name": "fake-agent", "version": "1.0"},
 			}})

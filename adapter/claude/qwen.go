@@ -1,0 +1,38 @@
+package claude
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/agentstream/agentstream"
+	"github.com/agentstream/agentstream/adapter/internal/fields"
+	"github.com/agentstream/agentstream/internal/jsonscan"
+)
+
+// qwenRetry maps Qwen Code's system/retry line: the attempt, the most
+// retries and the delay are in its data.
+func (d *Decoder) qwenRetry(dst []agentstream.Event, line []byte) []agentstream.Event {
+	data := jsonscan.Get(line, "data")
+	return append(dst, agentstream.E(&agentstream.Retry{
+		Attempt:    fields.Int(jsonscan.Get(data, "attempt")),
+		MaxRetries: fields.Int(jsonscan.Get(data, "maxRetries")),
+		DelayMs:    fields.Float(jsonscan.Get(data, "delayMs")),
+		Error:      fields.Str(jsonscan.Get(data, "reason")),
+	}))
+}
+
+// qwenExitCode takes the exit code of a Qwen Code shell result from its
+// text ("Exit Code: 3"), where Qwen Code gives it.
+func (d *Decoder) qwenExitCode(r *agentstream.ToolResult) {
+	if d.cfg.Harness != Qwen.Harness || r.Name != "run_shell_command" {
+		return
+	}
+	_, rest, ok := strings.Cut(r.Output, "\nExit Code: ")
+	if !ok {
+		return
+	}
+	line, _, _ := strings.Cut(rest, "\n")
+	if n, err := strconv.ParseInt(strings.TrimSpace(line), 10, 64); err == nil {
+		r.ExitCode = &n
+	}
+}
