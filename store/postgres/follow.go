@@ -175,6 +175,7 @@ func (s *Store) Follow(ctx context.Context, pub store.Publisher, interval time.D
 			if _, err := s.Reap(ctx); err != nil && ctx.Err() != nil {
 				return ctx.Err()
 			}
+			_, _ = s.RepairMarked(ctx)
 		}
 		next, err := s.pollOnce(ctx, pub, known, cursor)
 		if err != nil {

@@ -153,6 +153,7 @@ func (s *Store) Follow(ctx context.Context, pub store.Publisher, interval time.D
 			if _, err := s.Reap(ctx); err != nil && ctx.Err() != nil {
 				return ctx.Err()
 			}
+			_, _ = s.RepairMarked(ctx)
 		}
 		// PRAGMA data_version changes when another connection commits; a
 		// full look every second covers anything it could miss.
