@@ -205,50 +205,15 @@ func visible(harness string, u usage, reasoning int64) usage {
 	return u
 }
 
-// Defects of the Claude adapter (Claude Code itself), being fixed apart.
-const (
-	claudeSnapshot   = "Claude adapter: a call's output tokens are the message_start snapshot, not the final count of message_delta or result"
-	claudeBackground = "Claude adapter: Claude Code 2.1.328 runs the subagent in the background; the turn it wakes is not numbered and the session total is the last turn's"
-	claudeLastTurn   = "Claude adapter: the session total is the last turn's result, not the conversation's"
-	claudeAPIError   = "Claude adapter: a failed result's session.ended says api_error (HTTP n), not the API's message, which the synthetic assistant message carries"
-	claudeExitCode   = "Claude adapter: a Bash result's exit code (its text: Exit code 3) is not read"
-	claudeTasks      = "Claude adapter: TaskCreate and TaskUpdate, Claude Code 2.1.328's plan tools, make no plan"
-	claudeSystem     = "Claude adapter: Claude Code's system lines of 2.1.328 are not mapped yet"
-)
-
-// knownDefects are the checks that fail because of a defect of the Claude
-// adapter that is being fixed apart, each naming the defect; "*" stands
-// for every scenario. The run reports them as known instead of failing.
+// knownDefects are checks that fail because of a defect of an adapter
+// being fixed apart, each naming the defect; "*" stands for every scenario.
+// The run reports them as known instead of failing. It is empty: every
+// pinned harness passes.
 var knownDefects = map[[3]string]string{}
-
-func init() {
-	for _, h := range []string{"claude", "claude-stream"} {
-		knownDefects[[3]string{h, "*", "usage.call"}] = claudeSnapshot
-		knownDefects[[3]string{h, "*", "recap"}] = claudeSnapshot
-		knownDefects[[3]string{h, "subagent", "usage.session"}] = claudeBackground
-		knownDefects[[3]string{h, "subagent", "turns"}] = claudeBackground
-		knownDefects[[3]string{h, "conversation", "usage.session"}] = claudeLastTurn
-		knownDefects[[3]string{h, "badrequest", "session.ended"}] = claudeAPIError
-		knownDefects[[3]string{h, "exhausted", "session.ended"}] = claudeAPIError
-		knownDefects[[3]string{h, "toolfail", "tool.result"}] = claudeExitCode
-		knownDefects[[3]string{h, "plan", "plan"}] = claudeTasks
-		knownDefects[[3]string{h, "plan", "tool.call"}] = claudeTasks
-	}
-	// The Qwen flavour shares the Claude adapter's turns and the recap.
-	knownDefects[[3]string{"qwen", "subagent", "turns"}] = "Claude adapter (shared by Qwen): the turn a background agent wakes is not numbered"
-	knownDefects[[3]string{"qwen", "subagent", "recap"}] = "recap: it takes the sum of the calls it saw over the harness's own later total, which counts the hidden subagent (the recap's consistency is being fixed apart)"
-}
 
 // pendingRaw are the native line types of a protocol that fall to raw
 // because of a known adapter defect, with the defect.
-var pendingRaw = map[string]map[string]string{
-	"claude-json": {
-		"system/thinking_tokens":          claudeSystem,
-		"system/status":                   claudeSystem,
-		"system/background_tasks_changed": claudeSystem,
-		"system/task_updated":             claudeSystem,
-	},
-}
+var pendingRaw = map[string]map[string]string{}
 
 func knownDefect(harness, scenario, check string) string {
 	if d, ok := knownDefects[[3]string{harness, scenario, check}]; ok {

@@ -102,7 +102,7 @@ func Harnesses() []Harness {
 		},
 		{
 			Name: "claude-stream", Title: "Claude Code (stream-json input)", API: APIAnthropic, Package: "@anthropic-ai/claude-code",
-			Protocol: "claude-stream", Command: []string{"claude", "-p", "--permission-mode", "bypassPermissions"},
+			Protocol: "claude-stream", Command: []string{"claude", "-p", "--permission-mode", "bypassPermissions", "--include-partial-messages"},
 			env: claudeEnv,
 		},
 		{

@@ -56,11 +56,16 @@ type Decoder struct {
 	edits    int                         // pending edits that hold their texts
 	active   bool                        // the main agent worked since its turn started
 	held     int                         // turns ended by a new one whose result is still owed
-	turn     int64
-	depth    int
-	buf      []byte // scratch space for decoding strings in place
-	deltas   fields.Deltas
-	run      runTotals // the running totals of the results so far
+	inMain   bool                        // the assistant line being read is the main agent's
+	// mainCalled says whether the main agent's latest message called a
+	// tool; one that did not ended the model's turn. lineCalled says
+	// whether the line being read called one.
+	mainCalled, lineCalled bool
+	turn                   int64
+	depth                  int
+	buf                    []byte // scratch space for decoding strings in place
+	deltas                 fields.Deltas
+	run                    runTotals // the running totals of the results so far
 }
 
 type toolInfo struct {
@@ -98,6 +103,7 @@ type fieldsOf struct {
 	request, response, rateLimit                        []byte
 
 	messageRead bool   // the message was read in place
+	hadResult   bool   // the user message carries a tool result
 	msgID       []byte // assistant message id, model and usage
 	msgModel    []byte
 	msgUsage    []byte

@@ -109,7 +109,9 @@ func (d *Decoder) readMessage(dst []agentstream.Event, m *jsonscan.Obj, typ stri
 // assistant maps an assistant line: one content block (usually) of a model
 // response, with the response's usage snapshot.
 func (d *Decoder) assistant(dst []agentstream.Event, line []byte, f *fieldsOf) []agentstream.Event {
-	if len(f.parent) == 0 || jsonscan.IsNull(f.parent) {
+	d.inMain = len(f.parent) == 0 || jsonscan.IsNull(f.parent)
+	d.lineCalled = false
+	if d.inMain {
 		d.active = true
 	}
 	if !f.messageRead {
@@ -118,6 +120,17 @@ func (d *Decoder) assistant(dst []agentstream.Event, line []byte, f *fieldsOf) [
 			return append(dst, fields.Raw(line))
 		}
 		dst = d.readMessage(dst, &m, "assistant", f)
+	}
+	if d.inMain {
+		// A message that calls a tool goes on with its result; text
+		// without a call is the model's reply. Lines with neither (Qwen
+		// splits a response, its usage on a line of its own) change
+		// nothing.
+		if d.lineCalled {
+			d.mainCalled = true
+		} else if f.msgText != "" {
+			d.mainCalled = false
+		}
 	}
 	if f.msgText != "" {
 		text, trunc := agentstream.Clip(f.msgText, agentstream.MaxText)
@@ -157,6 +170,7 @@ func (d *Decoder) assistantBlock(dst []agentstream.Event, b block) []agentstream
 }
 
 func (d *Decoder) toolUse(dst []agentstream.Event, id, name string, input []byte) []agentstream.Event {
+	d.lineCalled = true
 	in, trunc := fields.Input(input)
 	category, summary, display := d.describeTool(name, input)
 	info := toolInfo{name: name}
@@ -239,6 +253,17 @@ func (d *Decoder) user(dst []agentstream.Event, line []byte, f *fieldsOf) []agen
 	for _, r := range f.results {
 		dst = d.afterResult(dst, r, f)
 	}
+	if d.cfg.Harness == Qwen.Harness && d.active && !d.mainCalled && !f.hadResult &&
+		(len(f.parent) == 0 || jsonscan.IsNull(f.parent)) && !fields.Bool(f.isReplay) {
+		// Qwen Code wakes its agent with a message of its own (a background
+		// agent finished) after the agent's reply ended its turn: the
+		// reply's turn ends here and the message starts the next one. Qwen
+		// prints one result, at the end, for both.
+		dst = append(dst,
+			agentstream.E(&agentstream.TurnEnded{Turn: d.turn + 1, Reason: agentstream.TurnOK}),
+			agentstream.E(&agentstream.TurnStarted{Turn: d.turn + 2}))
+		d.turn++
+	}
 	role := agentstream.RoleUser
 	if fields.Bool(f.isSynthetic) {
 		role = agentstream.RoleSystem
@@ -262,6 +287,7 @@ func (d *Decoder) user(dst []agentstream.Event, line []byte, f *fieldsOf) []agen
 func (d *Decoder) userBlock(dst []agentstream.Event, b block, f *fieldsOf) []agentstream.Event {
 	switch string(fields.Unquoted(b.typ)) {
 	case "tool_result":
+		f.hadResult = true
 		return d.toolResult(dst, b, f)
 	case "text":
 		s := b.textC.Text
@@ -335,7 +361,7 @@ func (d *Decoder) toolResult(dst []agentstream.Event, b block, f *fieldsOf) []ag
 		r.Truncated = r.Truncated || chars > int64(agentstream.CountChars(r.Output))
 		r.Characters = chars
 	}
-	d.qwenExitCode(r)
+	d.shellExitCode(r)
 	dst = append(dst, agentstream.E(r))
 	if info.subagent || info.edit != nil || info.plan != nil {
 		f.results = append(f.results, resultSeen{callID: callID, isError: r.IsError, output: r.Output})

@@ -21,13 +21,18 @@ func (d *Decoder) qwenRetry(dst []agentstream.Event, line []byte) []agentstream.
 	}))
 }
 
-// qwenExitCode takes the exit code of a Qwen Code shell result from its
-// text ("Exit Code: 3"), where Qwen Code gives it.
-func (d *Decoder) qwenExitCode(r *agentstream.ToolResult) {
-	if d.cfg.Harness != Qwen.Harness || r.Name != "run_shell_command" {
-		return
+// shellExitCode takes the exit code of a shell result from its text, where
+// the harness gives it: Qwen Code's run_shell_command ends with "Exit Code:
+// 3", Claude Code's failed Bash starts with "Exit code 3".
+func (d *Decoder) shellExitCode(r *agentstream.ToolResult) {
+	var rest string
+	var ok bool
+	switch {
+	case d.cfg.Harness == Qwen.Harness && r.Name == "run_shell_command":
+		_, rest, ok = strings.Cut(r.Output, "\nExit Code: ")
+	case d.cfg.Harness == Claude.Harness && r.Name == "Bash" && r.IsError:
+		rest, ok = strings.CutPrefix(r.Output, "Exit code ")
 	}
-	_, rest, ok := strings.Cut(r.Output, "\nExit Code: ")
 	if !ok {
 		return
 	}

@@ -54,3 +54,58 @@ func TestQwenFailures(t *testing.T) {
 		}
 	}
 }
+
+// TestQwenWokenTurn: Qwen Code 0.24.4 runs an agent in the background; the
+// main agent's reply without a tool call ends its turn, and the message
+// Qwen Code writes when the agent finished starts the next turn, which its
+// one result ends (lines shortened from the lab's capture).
+func TestQwenWokenTurn(t *testing.T) {
+	got := decode(t, claude.Qwen,
+		`{"type":"assistant","session_id":"s1","parent_tool_use_id":null,"message":{"id":"m1","role":"assistant","model":"modelsim","content":[{"type":"tool_use","id":"call_1","name":"agent","input":{"description":"Run the lab task","prompt":"p","subagent_type":"general-purpose"}}],"usage":{"input_tokens":0,"output_tokens":0}}}`,
+		`{"type":"user","session_id":"s1","parent_tool_use_id":null,"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"call_1","is_error":false,"content":"Background agent launched successfully."}]}}`,
+		`{"type":"assistant","session_id":"s1","parent_tool_use_id":null,"message":{"id":"m2","role":"assistant","model":"modelsim","content":[{"type":"text","text":"The subagent is running."}],"usage":{"input_tokens":0,"output_tokens":0}}}`,
+		`{"type":"user","session_id":"s1","parent_tool_use_id":null,"message":{"role":"user","content":[{"type":"text","text":"Background agent \"general-purpose: Run the lab task\" completed."}]}}`,
+		`{"type":"assistant","session_id":"s1","parent_tool_use_id":null,"message":{"id":"m3","role":"assistant","model":"modelsim","content":[{"type":"text","text":"The subagent reported lab-sub-ok."}],"usage":{"input_tokens":0,"output_tokens":0}}}`,
+		`{"type":"result","subtype":"success","session_id":"s1","is_error":false,"num_turns":3,"result":"The subagent reported lab-sub-ok."}`,
+	)
+	var turns []string
+	for _, g := range got {
+		if strings.HasPrefix(g, "turn.") || strings.HasPrefix(g, "message ") {
+			turns = append(turns, g)
+		}
+	}
+	want := []string{
+		`message {"role":"assistant","text":"The subagent is running.","truncated":false}`,
+		`turn.ended {"turn":1,"reason":"ok"}`,
+		`turn.started {"turn":2}`,
+		`message {"role":"user","text":"Background agent \"general-purpose: Run the lab task\" completed.","truncated":false}`,
+		`message {"role":"assistant","text":"The subagent reported lab-sub-ok.","truncated":false}`,
+		`turn.ended {"turn":2,"reason":"ok"}`,
+	}
+	if diff := cmp.Diff(want, turns); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestClaudeBashExitCode: Claude Code 2.1.328 starts a failed Bash result
+// with its exit code (line recorded by the lab); a successful one gives
+// none.
+func TestClaudeBashExitCode(t *testing.T) {
+	got := decode(t, claude.Claude,
+		`{"type":"assistant","session_id":"s1","parent_tool_use_id":null,"message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"echo lab-fail-out; exit 3"}},{"type":"tool_use","id":"toolu_2","name":"Bash","input":{"command":"echo ok"}}]}}`,
+		`{"type":"user","session_id":"s1","parent_tool_use_id":null,"message":{"role":"user","content":[{"type":"tool_result","content":"Exit code 3\nlab-fail-out\nlab-fail-err","is_error":true,"tool_use_id":"toolu_1"},{"type":"tool_result","content":"ok","is_error":false,"tool_use_id":"toolu_2"}]}}`,
+	)
+	want := []string{
+		`tool.result {"callId":"toolu_1","isError":true,"output":"Exit code 3\nlab-fail-out\nlab-fail-err","truncated":false,"name":"Bash","characters":37,"exitCode":3}`,
+		`tool.result {"callId":"toolu_2","isError":false,"output":"ok","truncated":false,"name":"Bash","characters":2,"exitCode":null}`,
+	}
+	var results []string
+	for _, g := range got {
+		if strings.HasPrefix(g, "tool.result") {
+			results = append(results, g)
+		}
+	}
+	if diff := cmp.Diff(want, results); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
