@@ -92,6 +92,11 @@ type Runner struct {
 	// read, oversized lines included. It is written from a goroutine of its
 	// own, never concurrently with itself.
 	Spool io.Writer
+	// Redact, when set, masks the secrets of the harness's stdout and
+	// stderr before anything reads them, and of the prompt recorded as the
+	// user's message: the Spool, the decoder and the Handler see only
+	// masked lines (package redact provides one).
+	Redact Redactor
 	// Session is the session id written in every envelope; empty means a
 	// new random one.
 	Session string
@@ -100,6 +105,16 @@ type Runner struct {
 	// SkipTitle turns off the title probe run after a Claude Code session
 	// (agentstream.SessionTitleProbe).
 	SkipTitle bool
+}
+
+// A Redactor masks secrets in place, keeping lengths. Reader is called
+// once for each of the harness's streams, and the readers it returns are
+// read from their own goroutines.
+type Redactor interface {
+	// Reader returns r's bytes with the secrets of every line masked.
+	Reader(r io.Reader) io.Reader
+	// Line masks the secrets of one line in place and returns it.
+	Line(b []byte) []byte
 }
 
 // Result is how a run ended.

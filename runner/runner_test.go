@@ -21,6 +21,7 @@ import (
 	"github.com/agentstream/agentstream/adapter"
 	"github.com/agentstream/agentstream/adapter/text"
 	"github.com/agentstream/agentstream/console"
+	"github.com/agentstream/agentstream/redact"
 	"github.com/agentstream/agentstream/runner"
 	"github.com/google/go-cmp/cmp"
 )
@@ -948,5 +949,58 @@ func TestFollowUpNeedsConversation(t *testing.T) {
 	_, err := (&runner.Runner{Command: []string{harness, "args"}, Protocol: "claude-json", Prompt: "a", FollowUps: []string{"b"}}).Run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "protocol claude-json takes one prompt") {
 		t.Errorf("Run = %v, want a refusal of follow-ups", err)
+	}
+}
+
+// TestRedact runs a harness that prints secrets on stdout and stderr with
+// a Redactor: the spool, every envelope and the recorded prompt hold them
+// masked, the spool byte for byte what masking each native line gives.
+func TestRedact(t *testing.T) {
+	const file = "testdata/claude-secrets.jsonl"
+	red := redact.New(redact.Options{Key: []byte("k")})
+	var spool bytes.Buffer
+	_, rec, err := run(t, context.Background(), &runner.Runner{
+		Command:  []string{harness, "replay", "-stdin", "-stderr", "testdata/stderr-secret.txt", file},
+		Protocol: "claude-json",
+		Prompt:   "deploy with API_KEY=Xk9pL2vQzR7m",
+		Spool:    &spool,
+		Redact:   red,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	native, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []byte
+	for _, line := range bytes.SplitAfter(native, []byte("\n")) {
+		want = append(want, red.Line(bytes.Clone(line))...)
+	}
+	if diff := cmp.Diff(string(want), spool.String()); diff != "" {
+		t.Errorf("spool (-want +got):\n%s", diff)
+	}
+	secrets := []string{"s3cr3t-pw", "R8nQz3XkL0pV7aWc2TfYbM5uJ9sHd4EgK1iO", "Xk9pL2vQzR", "Q1wE2rT3yU4iO5pA6sD7fG8hJ9kL0zXcVbNm", "Xk9pL2vQzR7m"}
+	var stderr, prompt int
+	for _, e := range rec.envs {
+		b := string(e.AppendJSON(nil))
+		for _, s := range secrets {
+			if strings.Contains(b, s) {
+				t.Errorf("an envelope holds the secret %s: %s", s, b)
+			}
+		}
+		switch p := e.Payload.(type) {
+		case *agentstream.Stderr:
+			if strings.Contains(p.Text, "token ghp_") {
+				stderr++
+			}
+		case *agentstream.Message:
+			if p.Role == agentstream.RoleUser && strings.HasPrefix(p.Text, "deploy with API_KEY=*") {
+				prompt++
+			}
+		}
+	}
+	if stderr != 1 || prompt != 1 {
+		t.Errorf("%d masked stderr lines and %d masked prompts, want 1 and 1", stderr, prompt)
 	}
 }

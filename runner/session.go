@@ -136,13 +136,17 @@ func (s *session) run(ctx context.Context, c *child) (Result, error) {
 	errCh := make(chan lineMsg, 64)
 	var wg sync.WaitGroup
 	var out io.Reader = activityReader{r: c.stdout, s: s}
+	var errOut io.Reader = c.stderr
+	if s.r.Redact != nil {
+		out, errOut = s.r.Redact.Reader(out), s.r.Redact.Reader(errOut)
+	}
 	if s.r.Spool != nil {
 		out = io.TeeReader(out, s.r.Spool)
 	}
 	// Each reader returns at the end of its stream, or when its read end
 	// is closed, or when done is closed while it waits to send.
 	wg.Go(func() { readLines(out, s.r.SoftLimit, s.r.MaxLine, outCh, done) })
-	wg.Go(func() { readLines(c.stderr, s.r.SoftLimit, 0, errCh, done) })
+	wg.Go(func() { readLines(errOut, s.r.SoftLimit, 0, errCh, done) })
 
 	if s.r.IdleTimeout > 0 {
 		s.idle.set(s.r.IdleTimeout)
@@ -403,8 +407,11 @@ func lineBytes(l agentstream.Line) []byte {
 // recordPrompt records the prompt that was sent as a user message.
 func (s *session) recordPrompt(at time.Time) { s.recordText(s.r.Prompt, at) }
 
-// recordText records a message that was sent.
+// recordText records a message that was sent, its secrets masked.
 func (s *session) recordText(msg string, at time.Time) {
+	if s.r.Redact != nil {
+		msg = string(s.r.Redact.Line([]byte(msg)))
+	}
 	text, trunc := agentstream.Clip(msg, agentstream.MaxText)
 	s.add(agentstream.E(&agentstream.Message{Role: agentstream.RoleUser, Text: text, Truncated: trunc}), at)
 }

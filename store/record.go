@@ -59,6 +59,10 @@ func (r *Record) Observe(e *agentstream.Envelope) {
 		if !ValidStatus(r.EndStatus) || r.EndStatus == StatusRunning {
 			r.EndStatus = StatusFailed
 		}
+	case *agentstream.TurnStarted:
+		// The stream went on after it ended (another prompt): it has not
+		// ended until another session.ended says so.
+		r.EndStatus, r.Reason, r.Error = "", "", ""
 	}
 	if r.Harness == "" {
 		r.Harness = e.Harness
@@ -95,7 +99,8 @@ func FoldStoredUsage(ctx context.Context, st Store, id string, r *Record) error 
 }
 
 // FinalStatus is the status a writer's Close sets: that of the latest
-// session.ended, or StatusInterrupted when the stream never ended.
+// session.ended, or StatusInterrupted when the stream never ended (or a
+// turn started after its latest session.ended).
 func (r *Record) FinalStatus() string {
 	if r.EndStatus == "" {
 		return StatusInterrupted

@@ -20,6 +20,7 @@ import (
 	"github.com/agentstream/agentstream/runner"
 	"github.com/agentstream/agentstream/store"
 	"github.com/agentstream/agentstream/store/sqlite"
+	"github.com/agentstream/agentstream/web/api"
 )
 
 const demoDoc = `Shows agentstream at work with no agent installed. It starts the web timeline
@@ -111,7 +112,7 @@ func runDemo(ctx context.Context, e *env, o demoOptions) (err error) {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	srv := startServer(ctx, st, ln, o.token)
+	srv := startServer(ctx, st, ln, api.Options{Token: o.token})
 	defer func() {
 		if serr := srv.stop(); err == nil && serr != nil {
 			err = serr

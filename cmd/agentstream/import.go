@@ -10,12 +10,13 @@ import (
 
 	"github.com/agentstream/agentstream"
 	"github.com/agentstream/agentstream/adapter"
+	"github.com/agentstream/agentstream/redact"
 	"github.com/agentstream/agentstream/store"
 )
 
 const importDoc = `Stores a recorded native output file (one harness's stdout, - for stdin) as a
-session: its lines are kept byte for byte and normalized with today's
-adapters. The session's start is its first event's own time, else the
+session: its lines are kept byte for byte (but for the secrets they hold,
+masked unless --no-redact) and normalized with today's adapters. The session's start is its first event's own time, else the
 file's modification time. It prints the new session's id.`
 
 func cmdImport(ctx context.Context, e *env, args []string) int {
@@ -24,6 +25,7 @@ func cmdImport(ctx context.Context, e *env, args []string) int {
 	protocol := fs.String("protocol", "auto", "the dialect of the file: auto or "+protocolList())
 	id := fs.String("id", "", "the session id (default: a new one)")
 	harness := fs.String("harness", "", "the harness (default: the protocol's)")
+	rf := redactFlag(fs)
 	pos, code, ok := parseArgs(fs, args)
 	if !ok {
 		return code
@@ -48,6 +50,11 @@ func cmdImport(ctx context.Context, e *env, args []string) int {
 		return exitError
 	}
 	defer st.Close()
+	red, err := rf.redactor(ctx, e, st)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "agentstream import:", err)
+		return exitError
+	}
 	name := pos[0]
 	mtime := time.Now()
 	if name != "-" {
@@ -58,7 +65,7 @@ func cmdImport(ctx context.Context, e *env, args []string) int {
 	var sid string
 	err = withInput(e, name, func(r io.Reader) error {
 		var err error
-		sid, err = importStream(ctx, st, r, importOptions{protocol: *protocol, id: *id, harness: *harness, mtime: mtime})
+		sid, err = importStream(ctx, st, r, importOptions{protocol: *protocol, id: *id, harness: *harness, mtime: mtime, redact: red})
 		return err
 	})
 	if err != nil {
@@ -72,6 +79,8 @@ func cmdImport(ctx context.Context, e *env, args []string) int {
 type importOptions struct {
 	protocol, id, harness string
 	mtime                 time.Time
+	// redact, when not nil, masks the secrets of every line first.
+	redact *redact.Redactor
 }
 
 // importBuffer is how many lines import reads before it creates the
@@ -81,6 +90,9 @@ const importBuffer = 256
 // importStream stores the native lines of r as a new session and returns
 // its id.
 func importStream(ctx context.Context, st store.Store, r io.Reader, o importOptions) (string, error) {
+	if o.redact != nil {
+		r = o.redact.Reader(r)
+	}
 	br := bufio.NewReaderSize(r, adapter.DetectPeek)
 	protocol := o.protocol
 	if protocol == "" || protocol == "auto" {

@@ -22,6 +22,8 @@ const (
 	exitOK    = 0
 	exitError = 1 // an I/O or runtime error
 	exitUsage = 2 // bad usage
+	// exitSecret: export found an unmasked secret and wrote nothing.
+	exitSecret = 3
 )
 
 // env is what a command gets from the process: its streams and environment.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentstream/agentstream"
 	"github.com/agentstream/agentstream/adapter"
+	"github.com/agentstream/agentstream/redact"
 )
 
 const normalizeDoc = `Reads the native output of a harness (one JSON value per line) and writes
@@ -22,9 +23,12 @@ type came out and, per native line type, how many lines became raw: the drift
 signal when a vendor changes its output. --stats-json FILE writes the same as
 JSON.
 
-By default it writes the events a store keeps; --live adds the live deltas
+The secrets the lines hold are masked first, as run masks them (--no-redact
+keeps them). By default it writes the events a store keeps; --live adds the live deltas
 (message.delta, thinking.delta, tool.output). The output is deterministic:
-the same input gives the same bytes. ts is the line's own timestamp when it
+the same input gives the same bytes, but for the tags of masked secrets,
+which depend on the key: set AGENTSTREAM_REDACT_KEY (hex) for tags that
+stay from one run to the next. ts is the line's own timestamp when it
 has one, else null. The session id is --session, else "s_" followed by the
 first 26 hex digits of the SHA-256 of the input's first 64 KiB.
 
@@ -38,8 +42,14 @@ func cmdNormalize(ctx context.Context, e *env, args []string) int {
 	live := fs.Bool("live", false, "also write the live deltas")
 	stats := fs.Bool("stats", false, "print event and raw-line counts to stderr at the end")
 	statsJSON := fs.String("stats-json", "", "write event and raw-line counts as JSON to `FILE`")
+	rf := redactFlag(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	red, err := rf.redactor(ctx, e, nil)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentstream normalize: %v\n", err)
+		return exitUsage
 	}
 	var st *normalizeStats
 	if *stats || *statsJSON != "" {
@@ -60,7 +70,7 @@ func cmdNormalize(ctx context.Context, e *env, args []string) int {
 		if err := ctx.Err(); err != nil {
 			return exitError
 		}
-		opts := normalizeOptions{protocol: *protocol, session: *session, live: *live, stats: st}
+		opts := normalizeOptions{protocol: *protocol, session: *session, live: *live, stats: st, redact: red}
 		if err := withInput(e, name, func(r io.Reader) error { return normalizeStream(r, out, opts) }); err != nil {
 			fmt.Fprintf(e.stderr, "agentstream normalize: %v\n", err)
 			return exitError
@@ -103,6 +113,7 @@ type normalizeOptions struct {
 	session  string
 	live     bool
 	stats    *normalizeStats
+	redact   *redact.Redactor // when not nil, masks the secrets of every line first
 }
 
 // derivedSessionPeek is how much of the input the derived session id hashes.
@@ -134,7 +145,11 @@ func normalizeStream(r io.Reader, w *bufio.Writer, opts normalizeOptions) error 
 	n := agentstream.NewNormalizer(a.New(), agentstream.NormalizerConfig{
 		Session: session, Harness: a.Harness, ExplicitTurns: a.ExplicitTurns,
 	})
-	lr := agentstream.NewLineReader(br)
+	var in io.Reader = br
+	if opts.redact != nil {
+		in = opts.redact.Reader(br)
+	}
+	lr := agentstream.NewLineReader(in)
 	var envs []agentstream.Envelope
 	var buf []byte
 	write := func() error {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"sort"
 	"strconv"
-	"time"
 
 	"github.com/agentstream/agentstream"
 	"github.com/agentstream/agentstream/adapter"
@@ -57,139 +56,32 @@ func cmdRenormalize(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-// isPlatformEvent reports whether a stored event was written by the
-// platform rather than read from a native line, so that re-normalizing
-// keeps it: a user message the runner sent, a title it probed, a
-// session.ended the runner wrote (any reason but completion).
-func isPlatformEvent(e *agentstream.Envelope) bool {
-	if e.Source != nil {
-		return false
-	}
-	switch p := e.Payload.(type) {
-	case *agentstream.Message:
-		return p.Role == agentstream.RoleUser && !p.Partial
-	case *agentstream.SessionTitle:
-		// A title taken from the prompt is written again by the
-		// Normalizer.
-		return p.Source != agentstream.TitlePrompt
-	case *agentstream.SessionEnded:
-		return p.Reason != agentstream.ReasonCompletion
-	}
-	return false
-}
-
-type lineKey struct {
-	stream string
-	n      int64
-}
-
 // renormalize returns the stored events of a session and those today's
 // adapter makes of its native lines.
 func renormalize(ctx context.Context, st sessionStore, id, protocol string) (old, fresh []agentstream.Envelope, err error) {
-	sess, err := st.Session(ctx, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	if sess.Running() {
-		return nil, nil, fmt.Errorf("session is running")
-	}
 	if protocol == "" {
-		protocol = sess.Protocol
-	}
-	a, err := adapter.Lookup(protocol)
-	if err != nil {
-		return nil, nil, err
-	}
-	var last int64
-	for {
-		evs, err := st.Events(ctx, id, store.EventQuery{After: last, Limit: 5000})
+		sess, err := st.Session(ctx, id)
 		if err != nil {
 			return nil, nil, err
 		}
-		for _, ev := range evs {
-			env, err := ev.Envelope()
-			if err != nil {
-				return nil, nil, fmt.Errorf("seq %d: %w", ev.Seq, err)
-			}
-			old = append(old, env)
-			last = ev.Seq
-		}
-		if len(evs) < 5000 {
-			break
-		}
+		protocol = sess.Protocol
 	}
-	// Where each platform event goes: after the events of the line the
-	// last sourced event before it came from, or after the end of the
-	// stream when no sourced event follows it.
-	ts := map[lineKey]time.Time{}
-	after := map[lineKey][]agentstream.Envelope{}
-	var head, tail []agentstream.Envelope
-	var anchor *lineKey
-	lastSourced := -1
-	for i := range old {
-		if old[i].Source != nil {
-			lastSourced = i
-		}
-	}
-	for i := range old {
-		env := &old[i]
-		if env.Source != nil {
-			k := lineKey{env.Source.Stream, env.Source.Line}
-			if _, ok := ts[k]; !ok {
-				ts[k] = env.TS
-			}
-			anchor = &k
-			continue
-		}
-		if !isPlatformEvent(env) {
-			continue
-		}
-		switch {
-		case i > lastSourced:
-			tail = append(tail, *env)
-		case anchor == nil:
-			head = append(head, *env)
-		default:
-			after[*anchor] = append(after[*anchor], *env)
-		}
-	}
-	n := agentstream.NewNormalizer(a.New(), agentstream.NormalizerConfig{Session: id, Harness: sess.Harness, ExplicitTurns: a.ExplicitTurns})
-	var buf []agentstream.Envelope
-	add := func(envs []agentstream.Envelope) {
-		for _, env := range envs {
-			buf = n.Add(buf, agentstream.Event{Payload: env.Payload, ParentCallID: env.ParentCallID, Replay: env.Origin == agentstream.OriginReplay}, env.TS)
-		}
-	}
-	add(head)
-	err = st.Lines(ctx, id, func(l store.Line) error {
-		k := lineKey{l.Stream, l.N}
-		t, ok := ts[k]
-		if !ok {
-			t = l.TS
-		}
-		if l.Stream == store.Stdout {
-			buf = n.Line(buf, store.AgentLine(l), t)
-		} else {
-			buf = n.Stderr(buf, store.AgentLine(l), t)
-		}
-		add(after[k])
-		return nil
-	})
-	if err != nil {
+	d, ok := dialect(protocol)
+	if !ok {
+		_, err := adapter.Lookup(protocol)
 		return nil, nil, err
 	}
-	var endTS time.Time
-	if len(old) > 0 {
-		endTS = old[len(old)-1].TS
+	return store.Renormalize(ctx, st, id, d)
+}
+
+// dialect returns the store.Dialect of a protocol, for the stores to read
+// sessions again.
+func dialect(protocol string) (store.Dialect, bool) {
+	a, err := adapter.Lookup(protocol)
+	if err != nil {
+		return store.Dialect{}, false
 	}
-	buf = n.End(buf, endTS)
-	add(tail)
-	for _, env := range buf {
-		if !agentstream.IsLive(env.Type()) {
-			fresh = append(fresh, env)
-		}
-	}
-	return old, fresh, nil
+	return store.Dialect{New: a.New, ExplicitTurns: a.ExplicitTurns}, true
 }
 
 // eventKeys names each event by the line it came from and its place among

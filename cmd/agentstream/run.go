@@ -13,6 +13,7 @@ import (
 	"github.com/agentstream/agentstream"
 	"github.com/agentstream/agentstream/console"
 	"github.com/agentstream/agentstream/runner"
+	"github.com/agentstream/agentstream/store"
 )
 
 // Exit statuses of run besides the harness's own.
@@ -39,6 +40,13 @@ output for --idle-timeout (idle-timeout), the --timeout wall clock
 (deadline), SIGINT or SIGTERM (aborted), or a line over --max-line
 (oversized-event). Stopping the harness sends SIGTERM to its whole process
 group, then SIGKILL after --grace.
+
+Secrets the harness prints (API keys and tokens of known shapes, private
+keys, the values of sensitive names such as PASSWORD=..., passwords in
+URLs) are masked as its output is read, before anything stores, sends or
+shows a line: by as many bytes, with a tag that is the same for the same
+secret within a store (README, "Secrets"). --no-redact keeps them;
+--redact-rules adds names, patterns and allowed values.
 
 In GitHub Actions (--ci github, the default when GITHUB_ACTIONS=true) each turn
 is a ::group::, errors are ::error:: and retries and quota ::warning::, and a
@@ -85,6 +93,7 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	noStore := fs.Bool("no-store", false, "do not write the session into the store")
 	server := fs.String("server", "", "send the session to the agentstream server at `URL` instead of the local store")
 	token := fs.String("token", "", "the server's bearer token (default $AGENTSTREAM_TOKEN)")
+	rf := redactFlag(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -200,6 +209,21 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentstream run: %v\n", err)
 		return exitError
+	}
+	var keys store.Keys
+	if l, ok := rec.(*localRecording); ok {
+		keys = l.st
+	}
+	red, err := rf.redactor(ctx, e, keys)
+	if err != nil {
+		if rec != nil {
+			rec.finish(context.WithoutCancel(ctx), runner.Result{})
+		}
+		fmt.Fprintf(e.stderr, "agentstream run: %v\n", err)
+		return exitError
+	}
+	if red != nil {
+		r.Redact = red
 	}
 	if rec != nil {
 		r.Session = rec.session()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentstream/agentstream/hub"
+	"github.com/agentstream/agentstream/redact"
 	"github.com/agentstream/agentstream/web/api"
 	"github.com/agentstream/agentstream/web/ui"
 )
@@ -19,13 +20,15 @@ at /. Sessions that other processes write to the same database (agentstream
 run) are followed live. Bound to an address other than loopback, it refuses
 to start without --token (or $AGENTSTREAM_TOKEN); with a token, every
 request needs "Authorization: Bearer TOKEN" (or ?access_token=TOKEN, for
-event streams opened by a browser).`
+event streams opened by a browser). The lines remote runners send are
+masked of their secrets before they are stored (--no-redact keeps them).`
 
 func cmdServe(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "serve", "[--db PATH] [--addr 127.0.0.1:8377] [--token T]", serveDoc)
 	db := dbFlag(fs)
 	addr := fs.String("addr", "127.0.0.1:8377", "the address to listen on")
 	token := fs.String("token", "", "the bearer token every request must carry (default $AGENTSTREAM_TOKEN)")
+	rf := redactFlag(fs)
 	pos, code, ok := parseArgs(fs, args)
 	if !ok {
 		return code
@@ -47,12 +50,17 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		return exitError
 	}
 	defer st.Close()
+	red, err := rf.redactor(ctx, e, st)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "agentstream serve:", err)
+		return exitError
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "agentstream serve:", err)
 		return exitError
 	}
-	srv := startServer(ctx, st, ln, *token)
+	srv := startServer(ctx, st, ln, api.Options{Token: *token, Redact: apiRedactor(red)})
 	fmt.Fprintf(e.stderr, "agentstream serve: http://%s (database %s)\n", ln.Addr(), where)
 	select {
 	case err = <-srv.errc:
@@ -79,18 +87,26 @@ type server struct {
 }
 
 // startServer starts serving on ln until stop is called.
-func startServer(ctx context.Context, st sessionStore, ln net.Listener, token string) *server {
+func startServer(ctx context.Context, st sessionStore, ln net.Listener, opts api.Options) *server {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &server{cancel: cancel, errc: make(chan error, 1)}
 	h := hub.New(hub.Options{})
 	s.wg.Go(func() { _ = st.Follow(ctx, h, 0) })
 	mux := http.NewServeMux()
-	mux.Handle("/api/", api.New(st, h, api.Options{Token: token}))
+	mux.Handle("/api/", api.New(st, h, opts))
 	mux.Handle("/", ui.Handler())
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	go func() { s.errc <- s.srv.Serve(ln) }()
 	return s
+}
+
+// apiRedactor returns red as the API takes it: nil for none.
+func apiRedactor(red *redact.Redactor) api.Redactor {
+	if red == nil {
+		return nil
+	}
+	return red
 }
 
 // stop ends the event streams (which Shutdown would wait for), shuts the

@@ -43,6 +43,7 @@ func dbPath(e *env, flagValue string) (string, error) {
 // sessionStore is what the commands need of a store, whichever it is.
 type sessionStore interface {
 	store.Store
+	store.Keys
 	Follow(ctx context.Context, pub store.Publisher, interval time.Duration) error
 	ReplaceEvents(ctx context.Context, id string, envs []agentstream.Envelope) error
 	SetProtocol(ctx context.Context, id, protocol string) error
@@ -55,7 +56,8 @@ var (
 )
 
 // openStore opens the session database named by --db (or its default): a
-// PostgreSQL database for a postgres:// URL, else an SQLite file. It also
+// PostgreSQL database for a postgres:// URL, else an SQLite file. The
+// store repairs the sessions whose writer died with today's adapters. It also
 // returns where the database is, for messages (without a password).
 func openStore(ctx context.Context, e *env, flagValue string) (sessionStore, string, error) {
 	path, err := dbPath(e, flagValue)
@@ -63,13 +65,13 @@ func openStore(ctx context.Context, e *env, flagValue string) (sessionStore, str
 		return nil, "", err
 	}
 	if postgres.IsURL(path) {
-		st, err := postgres.Open(ctx, path)
+		st, err := postgres.OpenOptions(ctx, path, postgres.Options{Dialects: dialect})
 		if err != nil {
 			return nil, "", err
 		}
 		return st, st.String(), nil
 	}
-	st, err := sqlite.Open(path)
+	st, err := sqlite.OpenOptions(path, sqlite.Options{Dialects: dialect})
 	if err != nil {
 		return nil, "", err
 	}

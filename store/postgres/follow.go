@@ -65,7 +65,7 @@ func (s *Store) Reap(ctx context.Context) (int, error) {
 		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			tag, err := tx.Exec(ctx, `UPDATE sessions SET status = 'interrupted',
 				ended_at = coalesce(date_trunc('milliseconds', heartbeat_at), date_trunc('milliseconds', now())),
-				owner_pid = NULL, changed = pg_current_xact_id()
+				owner_pid = NULL, repair = true, changed = pg_current_xact_id()
 				WHERE sid = $1 AND status = 'running' AND heartbeat_at IS NOT DISTINCT FROM $2`, c.sid, c.hb)
 			if err != nil {
 				return err
@@ -175,6 +175,7 @@ func (s *Store) Follow(ctx context.Context, pub store.Publisher, interval time.D
 			if _, err := s.Reap(ctx); err != nil && ctx.Err() != nil {
 				return ctx.Err()
 			}
+			_, _ = s.RepairMarked(ctx)
 		}
 		next, err := s.pollOnce(ctx, pub, known, cursor)
 		if err != nil {

@@ -32,6 +32,9 @@ type Store struct {
 
 	mu    sync.Mutex
 	local map[int64]*Writer // open writers of this Store, by sid
+	// repairFailed holds the sessions whose repair failed (see
+	// RepairMarked).
+	repairFailed map[string]bool
 
 	closeOnce sync.Once
 }
@@ -54,6 +57,10 @@ type Options struct {
 	// StaleAfter is how old a running session's last heartbeat may be
 	// before the session counts as interrupted; zero means 6 Heartbeats.
 	StaleAfter time.Duration
+	// Dialects, when set, lets the store repair the sessions whose writer
+	// died (see RepairMarked): Open and Follow give them the events their
+	// stored lines lack.
+	Dialects store.Dialects
 }
 
 func (o Options) withDefaults() Options {
@@ -100,7 +107,7 @@ func OpenOptions(ctx context.Context, dbURL string, opts Options) (*Store, error
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{pool: pool, url: Redact(dbURL), opts: opts.withDefaults(), local: map[int64]*Writer{}}
+	s := &Store{pool: pool, url: Redact(dbURL), opts: opts.withDefaults(), local: map[int64]*Writer{}, repairFailed: map[string]bool{}}
 	s.host, _ = os.Hostname()
 	s.pid = os.Getpid()
 	v, err := s.version(ctx)
@@ -121,6 +128,9 @@ func OpenOptions(ctx context.Context, dbURL string, opts Options) (*Store, error
 		pool.Close()
 		return nil, err
 	}
+	// A session that cannot be repaired now stays marked for a later
+	// Open or Follow.
+	_, _ = s.RepairMarked(ctx)
 	return s, nil
 }
 
@@ -226,6 +236,16 @@ var migrations = []string{
 		data bytea NOT NULL,
 		UNIQUE (sid, stream, n)
 	);`,
+	// 2: the store's keys (Key), and the mark of a session whose writer
+	// died (set by Reap, cleared when a writer closes the session), which
+	// Repair looks for; the sessions interrupted before are marked.
+	`CREATE TABLE keys (
+		name text PRIMARY KEY,
+		value bytea NOT NULL
+	);
+	ALTER TABLE sessions ADD COLUMN repair boolean NOT NULL DEFAULT false;
+	UPDATE sessions SET repair = true WHERE status = 'interrupted';
+	CREATE INDEX sessions_repair ON sessions (repair) WHERE repair;`,
 }
 
 // SchemaVersion is the schema version this code writes.

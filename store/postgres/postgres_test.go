@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/agentstream/agentstream/store"
 	"github.com/agentstream/agentstream/store/postgres"
 	"github.com/agentstream/agentstream/store/storetest"
 )
@@ -105,6 +106,12 @@ func TestStore(t *testing.T) {
 		Takeover: func(t *testing.T, st storetest.Store) storetest.Store {
 			time.Sleep(2 * time.Millisecond)
 			o := open(t, urls[st], postgres.Options{StaleAfter: time.Nanosecond})
+			urls[o] = urls[st]
+			return o
+		},
+		Repair: func(t *testing.T, st storetest.Store, d store.Dialects) storetest.Store {
+			time.Sleep(2 * time.Millisecond)
+			o := open(t, urls[st], postgres.Options{StaleAfter: time.Nanosecond, Dialects: d})
 			urls[o] = urls[st]
 			return o
 		},

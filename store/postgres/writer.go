@@ -211,7 +211,7 @@ func (b *backend) Heartbeat(ctx context.Context) error {
 func (b *backend) End(ctx context.Context, status string, endedAt time.Time) error {
 	err := pgx.BeginFunc(ctx, b.s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `UPDATE sessions SET status = $1, ended_at = $2, owner_pid = NULL,
-			changed = pg_current_xact_id() WHERE sid = $3`, status, ms(endedAt), b.sid); err != nil {
+			repair = false, changed = pg_current_xact_id() WHERE sid = $3`, status, ms(endedAt), b.sid); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `SELECT pg_notify($1, '')`, channel)

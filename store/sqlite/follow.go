@@ -64,7 +64,7 @@ func (s *Store) Reap(ctx context.Context) (int, error) {
 		// The heartbeat must not have moved since it was read: a writer
 		// that was only slow keeps its session.
 		res, err := s.write.ExecContext(ctx, `UPDATE sessions SET status = 'interrupted',
-			ended_at = coalesce(heartbeat_at, ?), owner_pid = NULL,
+			ended_at = coalesce(heartbeat_at, ?), owner_pid = NULL, repair = 1,
 			tick = (SELECT max(tick) + 1 FROM sessions)
 			WHERE sid = ? AND status = 'running' AND heartbeat_at IS ?`, now.UnixMilli(), c.sid, c.hb)
 		if err != nil {
@@ -153,6 +153,7 @@ func (s *Store) Follow(ctx context.Context, pub store.Publisher, interval time.D
 			if _, err := s.Reap(ctx); err != nil && ctx.Err() != nil {
 				return ctx.Err()
 			}
+			_, _ = s.RepairMarked(ctx)
 		}
 		// PRAGMA data_version changes when another connection commits; a
 		// full look every second covers anything it could miss.

@@ -38,6 +38,9 @@ type Store struct {
 
 	mu    sync.Mutex
 	local map[int64]*Writer // open writers of this Store, by sid
+	// repairFailed holds the sessions whose repair failed (see
+	// RepairMarked).
+	repairFailed map[string]bool
 
 	// The checkpointer (see checkpoints).
 	logged   atomic.Int64 // bytes committed since the last checkpoint
@@ -72,6 +75,10 @@ type Options struct {
 	// BusyTimeout is how long a statement waits for another process's
 	// write lock; zero means 10 s.
 	BusyTimeout time.Duration
+	// Dialects, when set, lets the store repair the sessions whose writer
+	// died (see RepairMarked): Open and Follow give them the events their
+	// stored lines lack.
+	Dialects store.Dialects
 }
 
 func (o Options) withDefaults() Options {
@@ -98,8 +105,9 @@ func (o Options) withDefaults() Options {
 func Open(path string) (*Store, error) { return OpenOptions(path, Options{}) }
 
 // OpenOptions opens (creating it and its directory if needed) the store at
-// path, applies the schema migrations it lacks, and marks interrupted the
-// sessions whose writer is gone (see Reap).
+// path, applies the schema migrations it lacks, marks interrupted the
+// sessions whose writer is gone (see Reap), and repairs them (see
+// RepairMarked).
 func OpenOptions(path string, opts Options) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("sqlite: empty database path")
@@ -145,7 +153,7 @@ func OpenOptions(path string, opts Options) (*Store, error) {
 	read.SetMaxIdleConns(8)
 	read.SetConnMaxIdleTime(0)
 	host, _ := os.Hostname()
-	s := &Store{path: path, write: write, read: read, host: host, pid: os.Getpid(), opts: opts, local: map[int64]*Writer{}}
+	s := &Store{path: path, write: write, read: read, host: host, pid: os.Getpid(), opts: opts, local: map[int64]*Writer{}, repairFailed: map[string]bool{}}
 	ctx := context.Background()
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
@@ -159,6 +167,9 @@ func OpenOptions(path string, opts Options) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
+	// A session that cannot be repaired now stays marked for a later
+	// Open or Follow.
+	_, _ = s.RepairMarked(ctx)
 	s.ckptKick, s.ckptStop, s.ckptDone = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
 	go s.checkpoints()
 	s.kickCheckpoint() // what a writer that died left in the log
@@ -304,6 +315,16 @@ var migrations = []migration{
 		type TEXT NOT NULL,
 		body BLOB NOT NULL
 	);`, step: migrateBodies},
+	// 3: the store's keys (Key), and the mark of a session whose writer
+	// died (set by Reap, cleared when a writer closes the session), which
+	// Repair looks for; the sessions interrupted before are marked.
+	{sql: `CREATE TABLE keys (
+		name TEXT PRIMARY KEY,
+		value BLOB NOT NULL
+	);
+	ALTER TABLE sessions ADD COLUMN repair INTEGER NOT NULL DEFAULT 0;
+	UPDATE sessions SET repair = 1 WHERE status = 'interrupted';
+	CREATE INDEX sessions_repair ON sessions (repair) WHERE repair = 1;`},
 }
 
 // migrateBodies moves the events of schema 1 into schema 2's table.

@@ -32,6 +32,10 @@ func TestStore(t *testing.T) {
 			time.Sleep(2 * time.Millisecond)
 			return openPath(t, st.(*sqlite.Store).Path(), sqlite.Options{StaleAfter: time.Nanosecond})
 		},
+		Repair: func(t *testing.T, st storetest.Store, d store.Dialects) storetest.Store {
+			time.Sleep(2 * time.Millisecond)
+			return openPath(t, st.(*sqlite.Store).Path(), sqlite.Options{StaleAfter: time.Nanosecond, Dialects: d})
+		},
 	})
 }
 

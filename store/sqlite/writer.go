@@ -211,7 +211,7 @@ func (b *backend) Heartbeat(ctx context.Context) error {
 
 func (b *backend) End(ctx context.Context, status string, endedAt time.Time) error {
 	_, err := b.s.write.ExecContext(ctx, `UPDATE sessions SET status = ?, ended_at = ?,
-		owner_pid = NULL, tick = (SELECT max(tick) + 1 FROM sessions) WHERE sid = ?`,
+		owner_pid = NULL, repair = 0, tick = (SELECT max(tick) + 1 FROM sessions) WHERE sid = ?`,
 		status, endedAt.UnixMilli(), b.sid)
 	b.s.mu.Lock()
 	if b.s.pub.Load() == nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -825,5 +826,130 @@ func setProtocol(c *check) {
 	}
 	if err := p.SetProtocol(c.ctx, "nope", "x"); !is(err, store.ErrNotFound) {
 		c.errorf("SetProtocol of an unknown session: %v, want ErrNotFound", err)
+	}
+}
+
+func keys(c *check) {
+	st := c.h.Open(c.t)
+	k, ok := st.(store.Keys)
+	if !ok {
+		c.t.Skip("the store keeps no keys")
+	}
+	a, err := k.Key(c.ctx, store.RedactKey)
+	c.must(err, "Key")
+	if len(a) != store.KeySize {
+		c.errorf("a key of %d bytes, want %d", len(a), store.KeySize)
+	}
+	again, err := k.Key(c.ctx, store.RedactKey)
+	c.must(err, "Key")
+	other, err := c.h.Reopen(c.t, st).(store.Keys).Key(c.ctx, store.RedactKey)
+	c.must(err, "Key of another process")
+	if string(again) != string(a) || string(other) != string(a) {
+		c.errorf("the key changed: %x, then %x, and %x for another process", a, again, other)
+	}
+	b, err := k.Key(c.ctx, "another")
+	c.must(err, "Key")
+	if string(b) == string(a) {
+		c.errorf("two names have the same key")
+	}
+	if fresh, err := c.h.Open(c.t).(store.Keys).Key(c.ctx, store.RedactKey); err == nil && string(fresh) == string(a) {
+		c.errorf("two stores have the same key")
+	}
+}
+
+// wordsDecoder is the dialect of the repair rule: a line "say TEXT" is an
+// assistant message, "twice TEXT" two of them, "delta TEXT" a live delta
+// only, anything else nothing.
+type wordsDecoder struct{}
+
+func (wordsDecoder) Decode(dst []agentstream.Event, line []byte) []agentstream.Event {
+	word, text, _ := strings.Cut(string(line), " ")
+	switch word {
+	case "say":
+		dst = append(dst, agentstream.E(&agentstream.Message{Role: agentstream.RoleAssistant, Text: text}))
+	case "twice":
+		dst = append(dst, agentstream.E(&agentstream.Message{Role: agentstream.RoleAssistant, Text: text + " (1)"}),
+			agentstream.E(&agentstream.Message{Role: agentstream.RoleAssistant, Text: text + " (2)"}))
+	case "delta":
+		dst = append(dst, agentstream.E(&agentstream.MessageDelta{Role: agentstream.RoleAssistant, Text: text}))
+	}
+	return dst
+}
+
+func (wordsDecoder) End(dst []agentstream.Event) []agentstream.Event { return dst }
+
+func wordsDialects(protocol string) (store.Dialect, bool) {
+	if protocol != "words" {
+		return store.Dialect{}, false
+	}
+	return store.Dialect{New: func() agentstream.Decoder { return wordsDecoder{} }}, true
+}
+
+// normalizeWords returns the stored envelopes the words dialect makes of
+// lines, numbered from 1.
+func normalizeWords(id string, lines []string) []agentstream.Envelope {
+	n := agentstream.NewNormalizer(wordsDecoder{}, agentstream.NormalizerConfig{Session: id, Harness: "words"})
+	var out []agentstream.Envelope
+	for i, l := range lines {
+		for _, e := range n.Line(nil, agentstream.Line{N: int64(i + 1), Bytes: []byte(l), Size: int64(len(l))}, time.Time{}) {
+			if !agentstream.IsLive(e.Type()) {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+func repairRule(c *check) {
+	if c.h.Repair == nil {
+		c.t.Skip("the harness opens no repairing store")
+	}
+	lines := []string{"say one", "twice two", "noise", "say three", "twice four", "say five", "delta six", "say seven", "delta eight"}
+	all := normalizeWords("s_repair", lines)
+	for _, tc := range []struct {
+		name string
+		// stored is how many of the events are stored, lines how many
+		// lines (all of them have their events when stored is len(all)).
+		stored, lines int
+	}{
+		{"no event stored", 0, 4},
+		{"events of a line cut in two", 4, 6},
+		{"lines after the last event", 3, len(lines)},
+		{"all stored", len(all), len(lines)},
+	} {
+		id := "s_repair_" + strings.ReplaceAll(tc.name, " ", "_")
+		want := normalizeWords(id, lines[:tc.lines])
+		st := c.h.Open(c.t)
+		w, err := st.Create(c.ctx, store.NewSession{ID: id, Protocol: "words", Harness: "words"})
+		c.must(err, "Create")
+		for i, l := range lines[:tc.lines] {
+			c.must(w.Line(c.ctx, store.Line{Stream: store.Stdout, N: int64(i + 1), Data: []byte(l), Size: int64(len(l))}), "Line")
+		}
+		c.handleAll(w, normalizeWords(id, lines)[:min(tc.stored, len(want))])
+		c.must(w.Flush(c.ctx), "Flush")
+		// The writer's process dies here: another Store takes the session
+		// over and repairs it as it opens.
+		other := c.h.Repair(c.t, st, wordsDialects)
+		if diff := cmp.Diff(jsonOf(want), c.all(other, id)); diff != "" {
+			c.errorf("%s: the events after the repair (-want +got):\n%s", tc.name, diff)
+		}
+		sess, err := other.Session(c.ctx, id)
+		c.must(err, "Session")
+		if sess.Status != store.StatusInterrupted || sess.LastSeq != int64(len(want)) {
+			c.errorf("%s: status %s, last seq %d after the repair, want interrupted and %d", tc.name, sess.Status, sess.LastSeq, len(want))
+		}
+		// Repaired once: another repairing Store finds nothing to do, and
+		// the session resumes where it stands.
+		again := c.h.Repair(c.t, other, wordsDialects)
+		if got := c.all(again, id); len(got) != len(want) {
+			c.errorf("%s: %d events after a second repair, want %d", tc.name, len(got), len(want))
+		}
+		rw, err := again.Resume(c.ctx, id)
+		c.must(err, "Resume after the repair")
+		if rw.LastSeq() != int64(len(want)) || rw.LastLine(store.Stdout) != int64(tc.lines) {
+			c.errorf("%s: resumed at seq %d, line %d, want %d and %d", tc.name, rw.LastSeq(), rw.LastLine(store.Stdout), len(want), tc.lines)
+		}
+		c.must(rw.Close(c.ctx), "Close")
+		_ = w.Close(c.ctx) // the stale writer: its session was taken over
 	}
 }

@@ -55,6 +55,11 @@ type Harness struct {
 	// heartbeat were stale), so that it may resume their sessions while
 	// they still run.
 	Takeover func(t *testing.T, st Store) Store
+	// Repair returns another Store over the same data as st, as Takeover
+	// does, opened with dialects (Options.Dialects of either store), so
+	// that its Open repairs the sessions whose writer it counts as gone.
+	// Without it, the repair rule is skipped.
+	Repair func(t *testing.T, st Store, dialects store.Dialects) Store
 }
 
 // A Rule is one check of the suite.
@@ -125,6 +130,8 @@ func Rules() []Rule {
 		{"concurrent", "writers of several sessions and readers run at once; every session ends with a dense seq", concurrent},
 		{"replace-events", "ReplaceEvents replaces a stopped session's events and its record, and refuses a running session", replaceEvents},
 		{"set-protocol", "SetProtocol records a session's protocol, and is ErrNotFound for an unknown session", setProtocol},
+		{"repair", "a session whose writer died with native lines stored before their events gets, when a repairing store opens, the events of those lines: seq dense, each line's events exactly once, then never again", repairRule},
+		{"keys", "a key is KeySize bytes made on first use, the same on every call and for every process, another for another name or another store", keys},
 	}
 }
 

@@ -73,6 +73,18 @@ type Options struct {
 	// Now returns the time; nil means time.Now. Ingested lines without a
 	// time of their own are stamped with it.
 	Now func() time.Time
+	// Redact, when set, masks the secrets of every ingested line before
+	// it is stored or normalized (package redact provides one).
+	Redact Redactor
+}
+
+// A Redactor masks the secrets of a native line in place, keeping its
+// length. It is safe for concurrent use.
+type Redactor interface {
+	// Line masks a whole line.
+	Line(b []byte) []byte
+	// Head masks the kept head of a longer line.
+	Head(b []byte) []byte
 }
 
 func (o Options) withDefaults() Options {

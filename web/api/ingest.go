@@ -302,6 +302,13 @@ func (s *server) take(ctx context.Context, in *ingest, lines []LineIn) *lineErro
 		if l.SHA256 != "" && sl.Truncated() {
 			sl.SHA256, _ = hex.DecodeString(l.SHA256)
 		}
+		if r := s.opts.Redact; r != nil {
+			if sl.Truncated() {
+				r.Head(sl.Data)
+			} else {
+				r.Line(sl.Data)
+			}
+		}
 		ts := l.TS
 		if ts.IsZero() {
 			ts = now
