@@ -36,22 +36,23 @@ func figuresOf(rows []agentstream.UsageRow) []rowFigures {
 }
 
 func TestUsageReport(t *testing.T) {
-	// The first result of 0x000NULL-obscura-result-error-max-turns.jsonl:
-	// an opus session whose side calls went to haiku.
-	opusHaiku := withModels(total(0, 2091, 17069, 1383485, 51421, 1.4417997500000002, 31),
-		modelUsage("claude-haiku-4-5-20251001", 2056, 14, 0, 0, 0.0021260000000000003),
-		modelUsage("claude-opus-4-7[1m]", 35, 17055, 1383485, 51421, 1.43967375))
+	// The max-turns result of synthetic-claude-2.1.328-three-runs-and-max-turns.jsonl:
+	// an opus session whose side calls went to haiku (480 + 2600 in, 25 +
+	// 210 out).
+	opusHaiku := withModels(total(0, 3080, 235, 4100, 900, 0.049705, 3),
+		modelUsage("claude-haiku-4-5-20251001", 480, 25, 0, 0, 0.000605),
+		modelUsage("claude-opus-5-5[1m]", 2600, 210, 4100, 900, 0.0491))
 	sessions := []agentstream.UsageSession{
 		session("a", "claude-code", "/w/app", "2026-11-29T23:30:00Z", opusHaiku),
 		session("b", "claude-code", "/w/app", "2026-11-30T08:00:00Z",
-			&agentstream.SessionStarted{Model: "claude-opus-4-7"}, call("claude-opus-4-7", 10, 20, 0, 0)),
+			&agentstream.SessionStarted{Model: "claude-opus-5-5"}, call("claude-opus-5-5", 10, 20, 0, 0)),
 		session("c", "codex", "", "2026-12-01T09:00:00Z",
 			&agentstream.SessionStarted{Model: "gpt-5-codex"}, &agentstream.Usage{Scope: "session", InputTokens: ptr[int64](100), OutputTokens: ptr[int64](5), Thread: "t1"}),
 		// The same thread resumed: its totals include the 100 and 5 above.
 		session("d", "codex", "", "2026-12-01T10:00:00Z",
 			&agentstream.SessionStarted{Model: "gpt-5-codex"}, &agentstream.Usage{Scope: "session", InputTokens: ptr[int64](160), OutputTokens: ptr[int64](9), Thread: "t1"}),
 	}
-	costA := 1.4417997500000002
+	costA := 0.049705
 	tests := []struct {
 		name string
 		opt  agentstream.UsageReportOptions
@@ -61,7 +62,7 @@ func TestUsageReport(t *testing.T) {
 			name: "by day, in UTC",
 			opt:  agentstream.UsageReportOptions{By: agentstream.ByDay},
 			want: []rowFigures{
-				{"2026-11-29", 1, ptr[int64](2091), ptr[int64](17069), &costA, 0},
+				{"2026-11-29", 1, ptr[int64](3080), ptr[int64](235), &costA, 0},
 				{"2026-11-30", 1, ptr[int64](10), ptr[int64](20), nil, 1},
 				{"2026-12-01", 2, ptr[int64](160), ptr[int64](9), nil, 2},
 			},
@@ -70,7 +71,7 @@ func TestUsageReport(t *testing.T) {
 			name: "by day, where the day is another",
 			opt:  agentstream.UsageReportOptions{By: agentstream.ByDay, Location: time.FixedZone("UTC+2", 2*3600)},
 			want: []rowFigures{
-				{"2026-11-30", 2, ptr[int64](2101), ptr[int64](17089), &costA, 1},
+				{"2026-11-30", 2, ptr[int64](3080 + 10), ptr[int64](235 + 20), &costA, 1},
 				{"2026-12-01", 2, ptr[int64](160), ptr[int64](9), nil, 2},
 			},
 		},
@@ -78,7 +79,7 @@ func TestUsageReport(t *testing.T) {
 			name: "by week, from Monday",
 			opt:  agentstream.UsageReportOptions{By: agentstream.ByWeek},
 			want: []rowFigures{
-				{"2026-11-23", 1, ptr[int64](2091), ptr[int64](17069), &costA, 0},
+				{"2026-11-23", 1, ptr[int64](3080), ptr[int64](235), &costA, 0},
 				{"2026-11-30", 3, ptr[int64](170), ptr[int64](29), nil, 3},
 			},
 		},
@@ -86,8 +87,8 @@ func TestUsageReport(t *testing.T) {
 			name: "by model, a session split over its models",
 			opt:  agentstream.UsageReportOptions{By: agentstream.ByModel},
 			want: []rowFigures{
-				{"claude-opus-4-7", 2, ptr[int64](45), ptr[int64](17075), ptr(1.43967375), 1},
-				{"claude-haiku-4-5", 1, ptr[int64](2056), ptr[int64](14), ptr(0.0021260000000000003), 0},
+				{"claude-opus-5-5", 2, ptr[int64](2600 + 10), ptr[int64](210 + 20), ptr(0.0491), 1},
+				{"claude-haiku-4-5", 1, ptr[int64](480), ptr[int64](25), ptr(0.000605), 0},
 				{"gpt-5-codex", 2, ptr[int64](160), ptr[int64](9), nil, 2},
 			},
 		},
@@ -95,7 +96,7 @@ func TestUsageReport(t *testing.T) {
 			name: "by project",
 			opt:  agentstream.UsageReportOptions{By: agentstream.ByProject},
 			want: []rowFigures{
-				{"/w/app", 2, ptr[int64](2101), ptr[int64](17089), &costA, 1},
+				{"/w/app", 2, ptr[int64](3080 + 10), ptr[int64](235 + 20), &costA, 1},
 				{agentstream.Unknown, 2, ptr[int64](160), ptr[int64](9), nil, 2},
 			},
 		},
@@ -134,7 +135,7 @@ func TestUsageReport(t *testing.T) {
 	}
 	t.Run("the total counts each session once, a resumed thread's increment", func(t *testing.T) {
 		rep, _ := agentstream.NewUsageReport(sessions, agentstream.UsageReportOptions{By: agentstream.ByModel})
-		want := rowFigures{"total", 4, ptr[int64](2091 + 10 + 160), ptr[int64](17069 + 20 + 9), &costA, 3}
+		want := rowFigures{"total", 4, ptr[int64](3080 + 10 + 160), ptr[int64](235 + 20 + 9), &costA, 3}
 		if diff := cmp.Diff(want, figuresOf([]agentstream.UsageRow{rep.Total})[0], cmpopts.EquateApprox(0, 1e-12)); diff != "" {
 			t.Errorf("total (-want +got):\n%s", diff)
 		}

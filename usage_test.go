@@ -109,22 +109,25 @@ func TestUsageFolder(t *testing.T) {
 		{
 			name: "totals without a run number replace each other",
 			in: []agentstream.Payload{
-				total(0, 32161, 47, 0, 0, 0, 0), total(0, 70021, 2374, 0, 0, 0, 0),
+				// A Codex thread and its resumed run (TestCodexResumeTotals).
+				total(0, 1200, 19, 300, 0, 0, 0), total(0, 2500, 27, 1500, 0, 0, 0),
 			},
-			want: tokens{From: "session", In: ptr[int64](70021), Out: ptr[int64](2374), Read: ptr[int64](0), Make: ptr[int64](0),
+			want: tokens{From: "session", In: ptr[int64](2500), Out: ptr[int64](27), Read: ptr[int64](1500), Make: ptr[int64](0),
 				ModelCalls: ptr[int64](0), Runs: 1, Estimated: []string{}, Missing: append([]string{"costUsd"}, noContext...)},
 		},
 		{
-			// The four results of 0x000NULL-obscura-result-error-max-turns.jsonl.
+			// The four results of synthetic-claude-2.1.328-three-runs-and-max-turns.jsonl
+			// (the last one's models summed).
 			name: "runs add up",
 			in: []agentstream.Payload{
-				total(0, 35, 17055, 1383485, 51421, 1.4417997500000002, 31),
-				total(2, 40, 6647, 1580303, 87039, 1.50384925, 31),
-				total(3, 35, 7404, 1218250, 33598, 1.0062815, 31),
-				total(4, 40, 25596, 2286909, 173852, 2.8742305000000004, 31),
+				total(0, 1200, 19, 300, 0, 0.00524, 1),
+				total(2, 3200, 42, 1700, 0, 0.01398, 2),
+				total(3, 3000, 40, 1500, 0, 0.0131, 2),
+				total(4, 2600+480, 210+25, 4100, 900, 0.049705, 3),
 			},
-			want: tokens{From: "session", In: ptr[int64](150), Out: ptr[int64](56702), Read: ptr[int64](6468947), Make: ptr[int64](345910),
-				Cost: ptr(1.4417997500000002 + 1.50384925 + 1.0062815 + 2.8742305000000004), ModelCalls: ptr[int64](124), Runs: 4,
+			want: tokens{From: "session", In: ptr[int64](1200 + 3200 + 3000 + 3080), Out: ptr[int64](19 + 42 + 40 + 235),
+				Read: ptr[int64](300 + 1700 + 1500 + 4100), Make: ptr[int64](900),
+				Cost: ptr(0.00524 + 0.01398 + 0.0131 + 0.049705), ModelCalls: ptr[int64](1 + 2 + 2 + 3), Runs: 4,
 				Estimated: []string{}, Missing: noContext},
 		},
 		{
@@ -188,22 +191,23 @@ func TestUsageFolderModels(t *testing.T) {
 		want []agentstream.ModelRecap
 	}{
 		{
-			// The first result of 0x000NULL-obscura-result-error-max-turns.jsonl.
+			// The max-turns result of synthetic-claude-2.1.328-three-runs-and-max-turns.jsonl,
+			// after a call of the main model.
 			name: "the harness's breakdown, one model under two names",
 			in: []agentstream.Payload{
-				&agentstream.SessionStarted{Model: "claude-opus-4-7[1m]"},
-				call("claude-opus-4-7", 3, 400, 1000, 10),
-				withModels(total(0, 35, 17055, 1383485, 51421, 1.4417997500000002, 31),
-					modelUsage("claude-haiku-4-5-20251001", 2056, 14, 0, 0, 0.0021260000000000003),
-					modelUsage("claude-opus-4-7[1m]", 35, 17055, 1383485, 51421, 1.43967375)),
+				&agentstream.SessionStarted{Model: "claude-opus-5-5[1m]"},
+				call("claude-opus-5-5", 3, 400, 1000, 10),
+				withModels(total(0, 3080, 235, 4100, 900, 0.049705, 3),
+					modelUsage("claude-haiku-4-5-20251001", 480, 25, 0, 0, 0.000605),
+					modelUsage("claude-opus-5-5[1m]", 2600, 210, 4100, 900, 0.0491)),
 			},
 			want: []agentstream.ModelRecap{
-				{Model: "claude-opus-4-7", Names: []string{"claude-opus-4-7", "claude-opus-4-7[1m]"}, InputTokens: ptr[int64](35),
-					OutputTokens: ptr[int64](17055), CacheReadTokens: ptr[int64](1383485), CacheCreationTokens: ptr[int64](51421),
-					CostUSD: ptr(1.43967375), Calls: 1, Estimated: []string{}},
-				{Model: "claude-haiku-4-5", Names: []string{"claude-haiku-4-5-20251001"}, InputTokens: ptr[int64](2056),
-					OutputTokens: ptr[int64](14), CacheReadTokens: ptr[int64](0), CacheCreationTokens: ptr[int64](0),
-					CostUSD: ptr(0.0021260000000000003), Estimated: []string{}},
+				{Model: "claude-opus-5-5", Names: []string{"claude-opus-5-5", "claude-opus-5-5[1m]"}, InputTokens: ptr[int64](2600),
+					OutputTokens: ptr[int64](210), CacheReadTokens: ptr[int64](4100), CacheCreationTokens: ptr[int64](900),
+					CostUSD: ptr(0.0491), Calls: 1, Estimated: []string{}},
+				{Model: "claude-haiku-4-5", Names: []string{"claude-haiku-4-5-20251001"}, InputTokens: ptr[int64](480),
+					OutputTokens: ptr[int64](25), CacheReadTokens: ptr[int64](0), CacheCreationTokens: ptr[int64](0),
+					CostUSD: ptr(0.000605), Estimated: []string{}},
 			},
 		},
 		{

@@ -356,7 +356,7 @@ var Deliberate = map[string]string{
 // Folded lists the native line types of the Claude-shaped dialects whose
 // lines may give no event of their own, with where what they say goes.
 var Folded = map[string]string{
-	"stream_event/message_start":       "the call's usage snapshot, replaced by its final count on message_delta (or given as an estimate when none came)",
+	"stream_event/message_start":       "the call's usage snapshot, replaced by its final count on message_delta, or on the assistant line where the harness prints no message_delta (Qwen Code), or else given as an estimate",
 	"stream_event/content_block_start": "a block's start: its content comes in deltas and whole in its assistant line",
 	"stream_event/content_block_delta": "signature and tool-input deltas, whose block the assistant line carries whole (text and thinking deltas give live events)",
 	"stream_event/content_block_stop":  "a block's end: its assistant line carries the block",

@@ -299,31 +299,56 @@ func FuzzDecodeQwen(f *testing.F) {
 	agentstreamtest.FuzzDecoder(f, "qwen-json", "testdata/qwen/*.jsonl")
 }
 
-// TestQwenRealUsage reads a recorded Qwen Code session: of its assistant
-// lines only two report non-zero usage, and input_tokens there include the
-// cache reads (19813 = 7047 + 12766), which the adapter subtracts.
-func TestQwenRealUsage(t *testing.T) {
-	data, err := os.ReadFile("testdata/qwen/NonoElRobot-plannotator-qwen-0-25-0-stream-json-partial.jsonl")
-	if err != nil {
-		t.Fatal(err)
+// TestQwenSessionUsage reads Qwen Code sessions. In the recorded one, of its
+// assistant lines only two report non-zero usage, and input_tokens there
+// include the cache reads (19813 = 7047 + 12766), which the adapter
+// subtracts. With partial messages in stream order, no message_delta comes:
+// each call's usage is its assistant line's (5200 - 4096 and 5262 - 5184
+// in; the result's 10462 - 9280).
+func TestQwenSessionUsage(t *testing.T) {
+	tests := []struct {
+		name, file string
+		want       []string
+	}{
+		{
+			name: "recorded",
+			file: "testdata/qwen/NonoElRobot-plannotator-qwen-0-25-0-stream-json-partial.jsonl",
+			want: []string{
+				`{"scope":"call","model":"Qwen3.8-27B-UD-Q8_K_XL","inputTokens":7047,"outputTokens":79,"cacheReadTokens":12766,"cacheCreationTokens":null,"contextTokens":19813,"reasoningTokens":null,"messageId":"db5e4d8d-0363-47d3-8c11-884a888545f0"}`,
+				`{"scope":"call","model":"Qwen3.8-27B-UD-Q8_K_XL","inputTokens":23,"outputTokens":22,"cacheReadTokens":19891,"cacheCreationTokens":null,"contextTokens":19914,"reasoningTokens":null,"messageId":"66ecdfe7-c730-450a-8783-f4bbe41e3f65"}`,
+				`{"scope":"session","inputTokens":36159,"outputTokens":1828,"cacheReadTokens":64602,"cacheCreationTokens":null,"costUsd":null,"turns":2,"durationMs":34939,"reasoningTokens":null}`,
+			},
+		},
+		{
+			name: "partial messages in stream order",
+			file: "testdata/qwen/synthetic-qwen-stream-json-partial-messages.jsonl",
+			want: []string{
+				`{"scope":"call","model":"qwen3-coder-plus","inputTokens":1104,"outputTokens":24,"cacheReadTokens":4096,"cacheCreationTokens":null,"contextTokens":5200,"reasoningTokens":null,"messageId":"0e4d8a21-6c3b-47f9-b512-9a7e03c6d4f8"}`,
+				`{"scope":"call","model":"qwen3-coder-plus","inputTokens":78,"outputTokens":9,"cacheReadTokens":5184,"cacheCreationTokens":null,"contextTokens":5262,"reasoningTokens":null,"messageId":"3a91f6c2-8e05-4d7b-a3c4-5f2b18e9d067"}`,
+				`{"scope":"session","inputTokens":1182,"outputTokens":33,"cacheReadTokens":9280,"cacheCreationTokens":null,"costUsd":null,"turns":2,"durationMs":2410,"reasoningTokens":null}`,
+			},
+		},
 	}
-	evs, err := adapter.ParseLines("qwen-json", bytesLines(data), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, e := range evs {
-		if e.Type() == agentstream.TypeUsage {
-			got = append(got, string(e.Payload.AppendJSON(nil)))
-		}
-	}
-	want := []string{
-		`{"scope":"call","model":"Qwen3.8-27B-UD-Q8_K_XL","inputTokens":7047,"outputTokens":79,"cacheReadTokens":12766,"cacheCreationTokens":null,"contextTokens":19813,"reasoningTokens":null,"messageId":"db5e4d8d-0363-47d3-8c11-884a888545f0"}`,
-		`{"scope":"call","model":"Qwen3.8-27B-UD-Q8_K_XL","inputTokens":23,"outputTokens":22,"cacheReadTokens":19891,"cacheCreationTokens":null,"contextTokens":19914,"reasoningTokens":null,"messageId":"66ecdfe7-c730-450a-8783-f4bbe41e3f65"}`,
-		`{"scope":"session","inputTokens":36159,"outputTokens":1828,"cacheReadTokens":64602,"cacheCreationTokens":null,"costUsd":null,"turns":2,"durationMs":34939,"reasoningTokens":null}`,
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data, err := os.ReadFile(tt.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs, err := adapter.ParseLines("qwen-json", bytesLines(data), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range evs {
+				if e.Type() == agentstream.TypeUsage {
+					got = append(got, string(e.Payload.AppendJSON(nil)))
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("usage (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -136,6 +136,14 @@ func (d *Decoder) lineUsage(dst []agentstream.Event, id, model, parent string, u
 		if p.model == "" {
 			p.model = model
 		}
+		if !d.cfg.SnapshotUsage {
+			// A harness whose lines carry the call's final count
+			// prints no message_delta (Qwen Code): the line ends the
+			// call its message_start began.
+			p.u = p.u.merge(u)
+			d.dropOrder(id)
+			return d.emitUsage(dst, p.id, p.model, p.parent, p.u, false, t)
+		}
 		if !p.streamed {
 			if u.out != nil && p.first != nil && *u.out != *p.first {
 				p.grew = true

@@ -139,14 +139,16 @@ func TestSessionUsage(t *testing.T) {
 			want: []total{{0, 2, 4, 20645, 8744, 0.0978725, 1}, {2, 2, 4, 29389, 51, 0.0153145, 1}},
 		},
 		{
-			// 0x000NULL-obscura-result-error-max-turns.jsonl: another
-			// session whose totals are all larger is still another run.
+			// synthetic-claude-2.1.328-three-runs-and-max-turns.jsonl:
+			// after the text capture's result, another session whose
+			// totals are all larger (the max-turns run's, its main model
+			// alone) is still another run.
 			name: "another session",
 			lines: []string{
-				result("s1", 1.0062815, 31, 35, 7404, 1218250, 33598, 35, 7404, 1218250, 33598),
-				result("s2", 2.8742305, 31, 40, 25596, 2286909, 173852, 40, 25596, 2286909, 173852),
+				result("s1", 0.00524, 1, 1200, 19, 300, 0, 1200, 19, 300, 0),
+				result("s2", 0.0491, 3, 2600, 210, 4100, 900, 2600, 210, 4100, 900),
 			},
-			want: []total{{0, 35, 7404, 1218250, 33598, 1.0062815, 31}, {2, 40, 25596, 2286909, 173852, 2.8742305, 31}},
+			want: []total{{0, 1200, 19, 300, 0, 0.00524, 1}, {2, 2600, 210, 4100, 900, 0.0491, 3}},
 		},
 		{
 			// tandemtechnology-bb-stdout-steer-then-compact.jsonl: a

@@ -55,30 +55,38 @@ func usages(evs []agentstream.Event, scope string) []*agentstream.Usage {
 // TestCodexResumeTotals: turn.completed.usage is the thread's running total
 // (across exec resume runs) with input including cached input; each becomes
 // session usage with non-cached input, never call usage, and the recap
-// takes the latest instead of adding them up. Lines recorded in
-// openai-codex-issues-pasted-lines.jsonl.
+// takes the latest instead of adding them up. The first run is the lab's
+// capture codex-0.169.0-text.jsonl (its thread, turn and usage lines; the
+// text scenario's one call: 1200 in, 300 cached, 19 out of which 5
+// reasoning). The resumed run is written after codex.md §4–§5 (the same
+// thread id again, a total that includes the first run's) with a second
+// call of 1300 in, 1200 cached, 8 out (the conversation scenario's second).
 func TestCodexResumeTotals(t *testing.T) {
+	const thread = "01a233a9-4ebf-70d0-9e11-32ba10a12867"
 	evs := decode(
-		`{"type":"thread.started","thread_id":"019a2d7a-41c4-78b1-b7cc-a45d62a89cd5"}`,
+		`{"type":"thread.started","thread_id":"`+thread+`"}`,
 		`{"type":"turn.started"}`,
-		`{"type":"turn.completed","usage":{"input_tokens":32161,"cached_input_tokens":1920,"output_tokens":47}}`,
-		`{"type":"thread.started","thread_id":"019a2d7a-41c4-78b1-b7cc-a45d62a89cd5"}`,
+		`{"type":"turn.completed","usage":{"input_tokens":1500,"cached_input_tokens":300,"cache_write_input_tokens":0,"output_tokens":19,"reasoning_output_tokens":5}}`,
+		`{"type":"thread.started","thread_id":"`+thread+`"}`,
 		`{"type":"turn.started"}`,
-		`{"type":"turn.completed","usage":{"input_tokens":70021,"cached_input_tokens":57088,"output_tokens":2374}}`,
+		// 1500+2500 in, 300+1200 cached, 19+8 out, 5+0 reasoning.
+		`{"type":"turn.completed","usage":{"input_tokens":4000,"cached_input_tokens":1500,"cache_write_input_tokens":0,"output_tokens":27,"reasoning_output_tokens":5}}`,
 	)
 	if calls := usages(evs, agentstream.ScopeCall); len(calls) != 0 {
 		t.Errorf("got %d call usage events, want none (exec reports no per-call usage)", len(calls))
 	}
 	got := render(evs)
 	want := []string{
-		`session.started {"harness":"codex","model":null,"contextWindow":null,"cwd":null,"sessionId":"019a2d7a-41c4-78b1-b7cc-a45d62a89cd5","tools":null,"version":null,"permissionMode":null}`,
+		`session.started {"harness":"codex","model":null,"contextWindow":null,"cwd":null,"sessionId":"` + thread + `","tools":null,"version":null,"permissionMode":null}`,
 		`turn.started {"turn":1}`,
-		`usage {"scope":"session","inputTokens":30241,"outputTokens":47,"cacheReadTokens":1920,"cacheCreationTokens":null,"costUsd":null,"turns":null,"durationMs":null,"reasoningTokens":null,"thread":"019a2d7a-41c4-78b1-b7cc-a45d62a89cd5"}`,
+		// Non-cached input: 1500 - 300.
+		`usage {"scope":"session","inputTokens":1200,"outputTokens":19,"cacheReadTokens":300,"cacheCreationTokens":0,"costUsd":null,"turns":null,"durationMs":null,"reasoningTokens":5,"thread":"` + thread + `"}`,
 		`turn.ended {"turn":1,"reason":"ok"}`,
 		`session.ended {"status":"succeeded","stopReason":null,"summary":null,"error":null,"reason":"completion"}`,
-		`session.started {"harness":"codex","model":null,"contextWindow":null,"cwd":null,"sessionId":"019a2d7a-41c4-78b1-b7cc-a45d62a89cd5","tools":null,"version":null,"permissionMode":null}`,
+		`session.started {"harness":"codex","model":null,"contextWindow":null,"cwd":null,"sessionId":"` + thread + `","tools":null,"version":null,"permissionMode":null}`,
 		`turn.started {"turn":2}`,
-		`usage {"scope":"session","inputTokens":12933,"outputTokens":2374,"cacheReadTokens":57088,"cacheCreationTokens":null,"costUsd":null,"turns":null,"durationMs":null,"reasoningTokens":null,"thread":"019a2d7a-41c4-78b1-b7cc-a45d62a89cd5"}`,
+		// Non-cached input: 4000 - 1500.
+		`usage {"scope":"session","inputTokens":2500,"outputTokens":27,"cacheReadTokens":1500,"cacheCreationTokens":0,"costUsd":null,"turns":null,"durationMs":null,"reasoningTokens":5,"thread":"` + thread + `"}`,
 		`turn.ended {"turn":2,"reason":"ok"}`,
 		`session.ended {"status":"succeeded","stopReason":null,"summary":null,"error":null,"reason":"completion"}`,
 	}
@@ -86,8 +94,8 @@ func TestCodexResumeTotals(t *testing.T) {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 	r := agentstream.SummarizeUsage(evs)
-	if r.TokensFrom != "session" || *r.InputTokens != 12933 || *r.CacheReadTokens != 57088 || *r.OutputTokens != 2374 {
-		t.Errorf("recap = %s from %q, want the latest total (12933 in, 57088 cached, 2374 out)", r.String(), r.TokensFrom)
+	if r.TokensFrom != "session" || *r.InputTokens != 2500 || *r.CacheReadTokens != 1500 || *r.OutputTokens != 27 {
+		t.Errorf("recap = %s from %q, want the latest total (2500 in, 1500 cached, 27 out)", r.String(), r.TokensFrom)
 	}
 }
 
@@ -134,20 +142,22 @@ func TestCodexLegacyTokenCount(t *testing.T) {
 // TestCodexItems checks the item lifecycle on recorded lines: a call at
 // item.started, the result at item.completed, a call and result together
 // for an item completed without a start, the shell wrapper taken off the
-// summary, and the error item as a warning.
+// summary, and the error item as a warning (the notice Codex 0.169.0
+// prints before every lab run, in testdata/lab).
 func TestCodexItems(t *testing.T) {
+	const notice = "Model metadata for `modelsim` not found. Defaulting to fallback metadata; this can degrade performance and cause issues."
 	got := render(decode(
 		`{"type":"item.started","item":{"id":"item_1","type":"command_execution","command":"bash -lc 'cat sample.txt'","aggregated_output":"","status":"in_progress"}}`,
 		`{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"bash -lc 'cat sample.txt'","aggregated_output":"test content\n","exit_code":0,"status":"completed"}}`,
 		`{"type":"item.completed","item":{"id":"item_9","type":"command_execution","command":"/bin/zsh -lc tools","aggregated_output":"zsh:1: command not found: tools\n","exit_code":127,"status":"failed"}}`,
-		`{"type":"item.completed","item":{"id":"item_0","type":"error","message":"Skill descriptions were shortened..."}}`,
+		`{"type":"item.completed","item":{"id":"item_0","type":"error","message":"`+notice+`"}}`,
 	))
 	want := []string{
 		`tool.call {"callId":"item_1","name":"command_execution","input":"{\"command\":\"bash -lc 'cat sample.txt'\"}","truncated":false,"category":"execute","summary":"cat sample.txt","displayName":"Shell"}`,
 		`tool.result {"callId":"item_1","isError":false,"output":"test content\n","truncated":false,"name":"command_execution","characters":13,"exitCode":0}`,
 		`tool.call {"callId":"item_9","name":"command_execution","input":"{\"command\":\"/bin/zsh -lc tools\"}","truncated":false,"category":"execute","summary":"tools","displayName":"Shell"}`,
 		`tool.result {"callId":"item_9","isError":true,"output":"zsh:1: command not found: tools\n","truncated":false,"name":"command_execution","characters":32,"exitCode":127}`,
-		`warning {"message":"Skill descriptions were shortened..."}`,
+		`warning {"message":"` + notice + `"}`,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)

@@ -54,33 +54,55 @@ func readLines(t *testing.T, path string) []string {
 // TestOpencodePerStepSums: each step_finish is one model call, with input
 // excluding cache and reasoning counted apart from output; each becomes
 // call usage (reasoning added to output), and the recap sums them, cost
-// included. Recorded runs: opencode 1.18.18 (two steps, tokens.total given)
-// and a January 2026 capture (two steps with costs). A cost of 0 for a
-// step that spent tokens is opencode's for a model it has no price for, so
-// none is given.
+// included. Recorded runs: the lab's captures of opencode 1.18.33 (two
+// steps with tokens.total, and a step with reasoning; the figures are the
+// calls' usage in modelsim/scenarios/shell.json and text.json) and a
+// January 2026 capture (two steps with costs). A cost of 0 for a step that
+// spent tokens is opencode's for a model it has no price for, so none is
+// given.
 func TestOpencodePerStepSums(t *testing.T) {
-	t.Run("1.18.18", func(t *testing.T) {
-		evs := decode(readLines(t, "testdata/PortnovAlex80-saga-mcp-opencode-1-18-18-run-format-json-tool-session.jsonl")...)
+	callUsage := func(evs []agentstream.Event) []string {
 		var got []string
 		for _, e := range evs {
 			if u, ok := e.Payload.(*agentstream.Usage); ok {
 				got = append(got, string(u.AppendJSON(nil)))
 			}
 		}
+		return got
+	}
+	t.Run("1.18.33", func(t *testing.T) {
+		evs := decode(readLines(t, "testdata/lab/opencode-1.18.33-shell.jsonl")...)
+		// shell.json: 1500 in, 200 cache read, 30 out; then 1700 in,
+		// 1500 cache read, 12 out; no reasoning.
 		want := []string{
-			`{"scope":"call","model":null,"inputTokens":237,"outputTokens":106,"cacheReadTokens":7936,"cacheCreationTokens":0,"contextTokens":8173,"reasoningTokens":67,"messageId":"msg_019bdb8fc001MNeahrlP0zBwVZ"}`,
-			`{"scope":"call","model":null,"inputTokens":609,"outputTokens":10,"cacheReadTokens":7936,"cacheCreationTokens":0,"contextTokens":8545,"reasoningTokens":9,"messageId":"msg_019bde0d6001N6axPzOtFwnCMC"}`,
+			`{"scope":"call","model":null,"inputTokens":1500,"outputTokens":30,"cacheReadTokens":200,"cacheCreationTokens":0,"contextTokens":1700,"reasoningTokens":0,"messageId":"msg_233a17e1f0016GX921ReN5FnJ7"}`,
+			`{"scope":"call","model":null,"inputTokens":1700,"outputTokens":12,"cacheReadTokens":1500,"cacheCreationTokens":0,"contextTokens":3200,"reasoningTokens":0,"messageId":"msg_233a18cad00130ulWla3pIUoJy"}`,
 		}
-		if diff := cmp.Diff(want, got); diff != "" {
+		if diff := cmp.Diff(want, callUsage(evs)); diff != "" {
 			t.Errorf("usage (-want +got):\n%s", diff)
 		}
 		r := agentstream.SummarizeUsage(evs)
-		// tokens.total of the two lines: 8279 + 8555.
-		if r.TokensFrom != "calls" || r.Calls != 2 || r.TotalTokens() != 8279+8555 {
-			t.Errorf("recap = %s (from %q, %d calls, %d tokens), want 2 calls, %d tokens", r.String(), r.TokensFrom, r.Calls, r.TotalTokens(), 8279+8555)
+		// tokens.total of the two lines: (1500+30+200) + (1700+12+1500).
+		if r.TokensFrom != "calls" || r.Calls != 2 || r.TotalTokens() != 1730+3212 {
+			t.Errorf("recap = %s (from %q, %d calls, %d tokens), want 2 calls, %d tokens", r.String(), r.TokensFrom, r.Calls, r.TotalTokens(), 1730+3212)
 		}
-		if *r.InputTokens != 846 || *r.CacheReadTokens != 15872 || *r.OutputTokens != 116 || *r.ReasoningTokens != 76 || *r.ContextTokens != 8545 {
+		if *r.InputTokens != 1500+1700 || *r.CacheReadTokens != 200+1500 || *r.OutputTokens != 30+12 || *r.ReasoningTokens != 0 || *r.ContextTokens != 1700+1500 {
 			t.Errorf("recap = %+v", r)
+		}
+	})
+	t.Run("reasoning", func(t *testing.T) {
+		evs := decode(readLines(t, "testdata/lab/opencode-1.18.33-text.jsonl")...)
+		// text.json: 1200 in, 300 cache read, 19 out of which 5
+		// reasoning (opencode prints output 14, reasoning 5).
+		want := []string{
+			`{"scope":"call","model":null,"inputTokens":1200,"outputTokens":19,"cacheReadTokens":300,"cacheCreationTokens":0,"contextTokens":1500,"reasoningTokens":5,"messageId":"msg_233aa4333001QL2ir1ovdw9mM6"}`,
+		}
+		if diff := cmp.Diff(want, callUsage(evs)); diff != "" {
+			t.Errorf("usage (-want +got):\n%s", diff)
+		}
+		r := agentstream.SummarizeUsage(evs)
+		if r.Calls != 1 || *r.OutputTokens != 19 || *r.ReasoningTokens != 5 {
+			t.Errorf("recap = %s, want 1 call, 19 out of which 5 reasoning", r.String())
 		}
 	})
 	t.Run("costs", func(t *testing.T) {
@@ -118,8 +140,9 @@ func TestOpencodeEnds(t *testing.T) {
 			`turn.ended {"turn":1,"reason":"ok"}`,
 			`session.ended {"status":"succeeded","stopReason":"stop","summary":"Hello, world!","error":null,"reason":"completion"}`,
 		}},
-		{"tool-calls only", readLines(t, "testdata/PortnovAlex80-saga-mcp-opencode-1-18-18-run-format-json-tool-session.jsonl")[:4], nil},
-		{"missing step_finish", readLines(t, "testdata/anomalyco-opencode-issue26855-missing-step-finish.jsonl"), nil},
+		{"tool-calls only", readLines(t, "testdata/lab/opencode-1.18.33-shell.jsonl")[:4], nil},
+		{"missing step_finish", readLines(t, "testdata/lab-opencode-1.18.33-text-no-step-finish.jsonl"), nil},
+		{"only step_start", readLines(t, "testdata/lab-opencode-1.18.33-text-only-step-start.jsonl"), nil},
 		{"error then done", append(readLines(t, "testdata/sortie-ai-sortie-opencode-logical-failure-exit0.jsonl"),
 			`{"type":"done","timestamp":1777197598300,"sessionID":"ses_fail123","reason":"idle","rejected":["bash"]}`), []string{
 			`turn.ended {"turn":1,"reason":"error"}`,

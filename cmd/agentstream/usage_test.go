@@ -11,9 +11,12 @@ import (
 )
 
 const (
-	// Four Claude Code runs, each only its result line: total_cost_usd
-	// 1.4417997500000002 + 1.50384925 + 1.0062815 + 2.8742305000000004.
-	fourRuns = "../../adapter/claude/testdata/0x000NULL-obscura-result-error-max-turns.jsonl"
+	// Four Claude Code runs: the lab's text, shell and toolfail captures
+	// and a max-turns run. Their results say total_cost_usd 0.00524,
+	// 0.01398, 0.0131 and 0.049705; num_turns 1, 2, 2 and 3; the last one's
+	// modelUsage has claude-opus-5-5[1m] and claude-haiku-4-5-20251001 (480
+	// in, 25 out), the others' claude-opus-5-5.
+	fourRuns = "../../adapter/claude/testdata/synthetic-claude-2.1.328-three-runs-and-max-turns.jsonl"
 	// A foreground subagent; the result's modelUsage says claude-opus-5[1m]
 	// spent 8 in, 330 out, 62893 cache read, 22742 cache write, $0.2157365.
 	subagent = "../../adapter/claude/testdata/tandemtechnology-bb-stdout-subagent.jsonl"
@@ -42,8 +45,10 @@ func TestUsageRecapOfAFile(t *testing.T) {
 		name, file string
 		has        []string
 	}{
-		{"four runs add up", fourRuns, []string{"cost: $6.83", "model calls: 124", "4 runs",
-			"claude-opus-4-7 (claude-opus-4-7[1m])", "claude-haiku-4-5 (claude-haiku-4-5-20251001)"}},
+		// in 1200+3200+3000+(2600+480), out 19+42+40+(210+25), cache
+		// read 300+1700+1500+4100, cache write 900; cost $0.082025.
+		{"four runs add up", fourRuns, []string{"in 10,480, out 336, cache read 7,600, cache write 900", "cost: $0.08", "model calls: 8", "4 runs",
+			"claude-opus-5-5 (claude-opus-5-5, claude-opus-5-5[1m])", "claude-haiku-4-5 (claude-haiku-4-5-20251001)"}},
 		{"a subagent's calls are in the harness's total", subagent, []string{"in 8, out 330, cache read 62,893, cache write 22,742", "cost: $0.22"}},
 	}
 	for _, tt := range tests {
@@ -114,7 +119,7 @@ func TestUsageReport(t *testing.T) {
 			t.Errorf("codex row = %+v, want 2 sessions, in 1100, cache read 1400, out 90, no cost, 2 unpriced", codex)
 		}
 		claude := rows["claude-code"]
-		wantCost := 1.4417997500000002 + 1.50384925 + 1.0062815 + 2.8742305000000004 + 0.2157365
+		wantCost := 0.00524 + 0.01398 + 0.0131 + 0.049705 + 0.2157365
 		if claude.Sessions != 2 || claude.CostUSD == nil || *claude.CostUSD-wantCost > 1e-9 || wantCost-*claude.CostUSD > 1e-9 {
 			t.Errorf("claude-code row = %+v, want 2 sessions costing %v", claude, wantCost)
 		}
@@ -124,17 +129,20 @@ func TestUsageReport(t *testing.T) {
 	})
 	t.Run("by model: every model of a session, none unknown", func(t *testing.T) {
 		rows, _ := report(t, "model")
-		// modelUsage of the four runs: haiku 2056+3224+1799+4001 in, 14+21+19+20 out.
+		// modelUsage of the max-turns run: haiku 480 in, 25 out.
 		haiku := rows["claude-haiku-4-5"]
-		if haiku.Sessions != 1 || *haiku.InputTokens != 11080 || *haiku.OutputTokens != 74 {
-			t.Errorf("haiku row = %+v, want 1 session, in 11080, out 74", haiku)
+		if haiku.Sessions != 1 || *haiku.InputTokens != 480 || *haiku.OutputTokens != 25 {
+			t.Errorf("haiku row = %+v, want 1 session, in 480, out 25", haiku)
+		}
+		// claude-opus-5-5 in the three captures and claude-opus-5-5[1m]
+		// in the max-turns run.
+		opus55 := rows["claude-opus-5-5"]
+		if opus55.Sessions != 1 || *opus55.InputTokens != 1200+3200+3000+2600 || *opus55.OutputTokens != 19+42+40+210 {
+			t.Errorf("claude-opus-5-5 row = %+v, want 1 session, in %d, out %d", opus55, 1200+3200+3000+2600, 19+42+40+210)
 		}
 		opus := rows["claude-opus-5"]
 		if opus.Sessions != 1 || *opus.InputTokens != 8 || *opus.OutputTokens != 330 {
 			t.Errorf("claude-opus-5 row (claude-opus-5[1m] and claude-opus-5) = %+v, want in 8, out 330", opus)
-		}
-		if _, ok := rows["claude-opus-4-7"]; !ok {
-			t.Errorf("no claude-opus-4-7 row: %v", rows)
 		}
 		if u, ok := rows["(unknown)"]; ok && u.Sessions != 2 {
 			t.Errorf("(unknown) holds %d sessions; only the two Codex ones name no model", u.Sessions)

@@ -14,7 +14,7 @@ func Opencode(w io.Writer, size int64, seed int64) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	cw := &countWriter{w: bw}
 	g := NewGen(seed)
-	ms := int64(1787138268455)
+	ms := int64(1796162554107)
 	now := func() int64 {
 		ms += int64(1 + g.Intn(900))
 		return ms
@@ -29,12 +29,12 @@ func Opencode(w io.Writer, size int64, seed int64) error {
 		{"webfetch", `{"url":"https://example.com/docs","format":"markdown"}`},
 	}
 	for cw.n < size {
-		ses := g.ID("ses_fe64248c1ffe")
+		ses := g.ID("ses_dcc5e9016ffe")
 		steps := 2 + g.Intn(15)
 		for s := 0; s < steps && cw.n < size; s++ {
-			msg := g.ID("msg_019bdb8fc001")
+			msg := g.ID("msg_233a17e1f001")
 			last := s == steps-1
-			fmt.Fprintf(cw, `{"type":"step_start","timestamp":%d,"sessionID":"%s","part":{"id":"%s","messageID":"%s","sessionID":"%s","snapshot":"b6d3fe107575ff3a178af4d30638dc849bb37766","type":"step-start"}}`+"\n", now(), ses, g.ID("prt_"), msg, ses)
+			fmt.Fprintf(cw, `{"type":"step_start","timestamp":%d,"sessionID":"%s","part":{"id":"%s","messageID":"%s","sessionID":"%s","snapshot":"5e1c0a9d27b4f3e86a0d1c972b58e4f03a6d9b21","type":"step-start"}}`+"\n", now(), ses, g.ID("prt_"), msg, ses)
 			if g.Intn(4) == 0 {
 				t0 := now()
 				fmt.Fprintf(cw, `{"type":"reasoning","timestamp":%d,"sessionID":"%s","part":{"id":"%s","messageID":"%s","sessionID":"%s","type":"reasoning","text":%s,"time":{"start":%d,"end":%d}}}`+"\n", now(), ses, g.ID("prt_"), msg, ses, Quote(g.Text(200+g.Intn(800))), t0, ms)
@@ -55,7 +55,7 @@ func Opencode(w io.Writer, size int64, seed int64) error {
 				reason = "stop"
 			}
 			in, out, rsn, read := 200+g.Intn(3000), 10+g.Intn(800), g.Intn(300), 5000+g.Intn(60000)
-			fmt.Fprintf(cw, `{"type":"step_finish","timestamp":%d,"sessionID":"%s","part":{"id":"%s","reason":"%s","snapshot":"03d8da06a348c0567e842f72ab070336059f5854","messageID":"%s","sessionID":"%s","type":"step-finish","tokens":{"total":%d,"input":%d,"output":%d,"reasoning":%d,"cache":{"write":0,"read":%d}},"cost":%.6f}}`+"\n",
+			fmt.Fprintf(cw, `{"type":"step_finish","timestamp":%d,"sessionID":"%s","part":{"id":"%s","reason":"%s","snapshot":"c4a2e9170b3d58f6e21a7d0c9b84f356e1a0d7c8","messageID":"%s","sessionID":"%s","type":"step-finish","tokens":{"total":%d,"input":%d,"output":%d,"reasoning":%d,"cache":{"write":0,"read":%d}},"cost":%.6f}}`+"\n",
 				now(), ses, g.ID("prt_"), reason, msg, ses, in+out+rsn+read, in, out, rsn, read, float64(g.Intn(100000))/1e6)
 		}
 	}
