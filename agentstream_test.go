@@ -50,7 +50,7 @@ func everyPayload() []agentstream.Payload {
 		&agentstream.Subagent{ID: "a", CallID: "c", Name: "Explore", Status: "started", Description: "d"},
 		&agentstream.PermissionRequest{RequestID: "r", CallID: "c", Name: "Bash", Input: `{}`, Options: []agentstream.PermissionOption{{ID: "allow", Label: "Allow", Kind: "allow_once"}}},
 		&agentstream.Question{RequestID: "r", CallID: "c", Questions: []agentstream.QuestionItem{{Question: "q?", Header: "h", Options: []agentstream.QuestionOption{{Label: "a", Description: "d"}}, MultiSelect: true}}},
-		&agentstream.RequestResolved{RequestID: "r", Outcome: "allowed", Auto: true},
+		&agentstream.RequestResolved{RequestID: "r", Outcome: "allowed", Auto: true, By: "policy"},
 		&agentstream.Compaction{Trigger: "auto", PreTokens: ptr[int64](100), PostTokens: ptr[int64](10)},
 		&agentstream.Quota{Status: "allowed", LimitType: "five_hour", Utilization: ptr(0.25), ResetAt: "2026-08-21T05:00:00Z"},
 		&agentstream.Retry{Attempt: ptr[int64](3), MaxRetries: ptr[int64](10), DelayMs: ptr(520.9), Error: "overloaded", Status: ptr[int64](529)},
@@ -61,6 +61,11 @@ func everyPayload() []agentstream.Payload {
 		&agentstream.Fallback{From: &agentstream.FallbackTarget{Index: ptr[int64](0), Harness: "claude-code", Model: "a"}, To: &agentstream.FallbackTarget{Harness: "codex"}, Failure: "quota", Message: "m"},
 		&agentstream.Progress{Activity: agentstream.ActivityThinking, Tokens: ptr[int64](43)},
 		&agentstream.MessageStatus{MessageID: "c51b7384", Status: agentstream.MessageQueued},
+		&agentstream.SessionState{State: "running", Previous: "idle", Reason: "message m1"},
+		&agentstream.SentAccepted{MessageID: "m1", Mode: "steer", Status: "queued", Emulated: true, Reason: "steer is queued"},
+		&agentstream.SentStarted{MessageID: "m1", Mode: "queue", Status: "running"},
+		&agentstream.SentCompleted{MessageID: "m1", Mode: "queue", Status: "failed", Error: "exit status 1"},
+		&agentstream.Account{Account: "work", Index: ptr[int64](1), Harness: "claude-code", Model: "m", Status: "exhausted", Env: []string{"WORK_KEY"}, ResetAt: "2026-08-21T05:00:00Z", Message: "rate limited"},
 		&agentstream.Passthrough{EventType: "future.type", JSON: []byte(`{"x":1}`)},
 	}
 }

@@ -208,6 +208,11 @@ var payloadDecoders = map[string]func() Payload{
 	TypeFallback:          func() Payload { return new(Fallback) },
 	TypeProgress:          func() Payload { return new(Progress) },
 	TypeMessageStatus:     func() Payload { return new(MessageStatus) },
+	TypeSessionState:      func() Payload { return new(SessionState) },
+	TypeMessageAccepted:   func() Payload { return new(SentAccepted) },
+	TypeMessageStarted:    func() Payload { return new(SentStarted) },
+	TypeMessageCompleted:  func() Payload { return new(SentCompleted) },
+	TypeAccount:           func() Payload { return new(Account) },
 }
 
 // DecodePayload decodes the payload JSON of an event of type t. A type this

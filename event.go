@@ -40,6 +40,12 @@ const (
 	TypeFallback          = "fallback"
 	TypeProgress          = "progress"
 	TypeMessageStatus     = "message.status"
+
+	TypeSessionState     = "session.state"
+	TypeMessageAccepted  = "message.accepted"
+	TypeMessageStarted   = "message.started"
+	TypeMessageCompleted = "message.completed"
+	TypeAccount          = "account"
 )
 
 // Types lists every event type of the vocabulary, core first.
@@ -53,6 +59,8 @@ func Types() []string {
 		TypeSubagent, TypePermissionRequest, TypeQuestion, TypeRequestResolved,
 		TypeCompaction, TypeQuota, TypeRetry, TypeError, TypeWarning,
 		TypeStderr, TypeHook, TypeFallback, TypeProgress, TypeMessageStatus,
+		TypeSessionState, TypeMessageAccepted, TypeMessageStarted,
+		TypeMessageCompleted, TypeAccount,
 	}
 }
 

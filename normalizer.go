@@ -69,6 +69,9 @@ type NormalizerConfig struct {
 	// LastSeq is the sequence number already used, when a session is
 	// continued; the next stored event gets LastSeq+1.
 	LastSeq int64
+	// Turn is the turn already reached, when a session is continued: its
+	// events stay in that turn until the next one starts.
+	Turn int64
 }
 
 // A Normalizer turns the lines of one session into envelopes: it runs the
@@ -109,7 +112,7 @@ func (n *Normalizer) source(stream string, line int64) *Source {
 
 // NewNormalizer returns a Normalizer running dec.
 func NewNormalizer(dec Decoder, cfg NormalizerConfig) *Normalizer {
-	return &Normalizer{cfg: cfg, dec: dec, seq: cfg.LastSeq}
+	return &Normalizer{cfg: cfg, dec: dec, seq: cfg.LastSeq, turn: cfg.Turn}
 }
 
 // LastSeq returns the sequence number of the last stored event so far.
@@ -124,16 +127,32 @@ func (n *Normalizer) Harness() string { return n.cfg.Harness }
 // Line appends the envelopes of one stdout line to dst. now is when the line
 // was read; a zero now takes each event's own time, if any.
 func (n *Normalizer) Line(dst []Envelope, l Line, now time.Time) []Envelope {
-	src := n.source("stdout", l.N)
-	if l.Oversized {
-		text, _ := ClipBytes(l.Head, MaxText)
-		return n.stamp(dst, E(&Raw{Reason: RawOversized, Text: text, Bytes: l.Size, Truncated: true}), src, now)
-	}
-	evs := n.decode(l.Bytes)
+	evs, src := n.Decode(l)
 	for _, ev := range evs {
 		dst = n.stamp(dst, ev, src, now)
 	}
 	return dst
+}
+
+// Decode returns the events of one stdout line and the line's source,
+// without making envelopes of them: Line in two steps, for a caller that
+// looks at each event before it is stamped (StampLine), and may write events
+// of its own in between (Add). The slice is the Normalizer's own, valid
+// until its next call.
+func (n *Normalizer) Decode(l Line) ([]Event, *Source) {
+	src := n.source("stdout", l.N)
+	if l.Oversized {
+		text, _ := ClipBytes(l.Head, MaxText)
+		n.events = append(n.events[:0], E(&Raw{Reason: RawOversized, Text: text, Bytes: l.Size, Truncated: true}))
+		return n.events, src
+	}
+	return n.decode(l.Bytes), src
+}
+
+// StampLine appends the envelope of ev, an event of the line whose source
+// Decode returned.
+func (n *Normalizer) StampLine(dst []Envelope, ev Event, src *Source, now time.Time) []Envelope {
+	return n.stamp(dst, ev, src, now)
 }
 
 // Stderr appends the stderr event of one stderr line to dst.

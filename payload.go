@@ -1042,13 +1042,29 @@ const (
 	OutcomeCancelled = "cancelled"
 )
 
+// Who answered a request (RequestResolved.By).
+const (
+	// ResolvedByPolicy: the session's permission policy answered (Auto is
+	// true).
+	ResolvedByPolicy = "policy"
+	// ResolvedByPerson: a person answered.
+	ResolvedByPerson = "person"
+	// ResolvedByHarness: the harness withdrew its request.
+	ResolvedByHarness = "harness"
+	// ResolvedBySession: the session withdrew it (an interrupt, the end of
+	// the session) before anyone answered.
+	ResolvedBySession = "session"
+)
+
 // RequestResolved is the payload of request.resolved. Auto is true when a
-// policy answered, not a person.
+// policy answered, not a person. By, when known, says who resolved it (a
+// ResolvedBy constant); it is absent from the JSON when empty.
 type RequestResolved struct {
 	RequestID string `json:"requestId"`
 	Outcome   string `json:"outcome"`
 	Answer    string `json:"answer"`
 	Auto      bool   `json:"auto"`
+	By        string `json:"by,omitempty"`
 }
 
 // Type returns "request.resolved".
@@ -1064,6 +1080,10 @@ func (p *RequestResolved) AppendJSON(b []byte) []byte {
 	b = appendOptStr(b, p.Answer)
 	b = append(b, `,"auto":`...)
 	b = appendBool(b, p.Auto)
+	if p.By != "" {
+		b = append(b, `,"by":`...)
+		b = appendStr(b, p.By)
+	}
 	return append(b, '}')
 }
 

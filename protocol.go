@@ -18,6 +18,9 @@ const (
 	PromptArgument = "argument"
 	// PromptACP: the runner speaks the Agent Client Protocol on stdio.
 	PromptACP = "acp"
+	// PromptCodexApp: the session speaks Codex's app-server protocol
+	// (JSON-RPC threads and turns) on stdio.
+	PromptCodexApp = "codex-app-server"
 )
 
 // Protocol describes a dialect plus the way its harness is driven.
@@ -69,6 +72,8 @@ var protocols = []Protocol{
 	{Name: "droid-json", Harness: "droid", Description: "Factory `droid exec --output-format stream-json`",
 		Flags: []string{"--output-format", "stream-json"}, Prompt: PromptArgument},
 	{Name: "acp", Harness: "acp", Description: "any Agent Client Protocol agent over stdio", Prompt: PromptACP, ExplicitTurns: true},
+	{Name: "codex-app", Harness: "codex", Description: "Codex `codex app-server`, JSON-RPC threads and turns on stdio (a live session's)",
+		Flags: []string{"app-server"}, Prompt: PromptCodexApp, ExplicitTurns: true},
 	{Name: "kimi-json", Harness: "kimi", Description: "Kimi CLI `kimi --print --output-format stream-json`",
 		Flags: []string{"--print", "--output-format", "stream-json"}, Prompt: PromptStdin},
 	{Name: "pi-json", Harness: "pi", Description: "pi coding agent `pi --print --mode json`",

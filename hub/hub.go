@@ -106,6 +106,31 @@ func (h *Hub) Subscribe(session string) *Subscription {
 	return &Subscription{h: h, t: t, session: session, next: t.head.Load()}
 }
 
+// SubscribeAfter returns a subscription to the topic of every session that
+// starts after the event the topic still holds for which last reports true,
+// so that a client resumes where it was; false when the topic holds no such
+// event any more (it fell out of the ring, or never was). The caller must
+// Close it.
+func (h *Hub) SubscribeAfter(last func(store.Event) bool) (*Subscription, bool) {
+	t := h.all
+	head := t.head.Load()
+	n := uint64(len(t.ring))
+	from := uint64(0)
+	if head > n {
+		from = head - n
+	}
+	for i := head; i > from; i-- {
+		e := t.ring[(i-1)&t.mask].Load()
+		if e == nil || e.idx != i-1 {
+			break
+		}
+		if !e.end && last(e.ev) {
+			return &Subscription{h: h, t: t, next: i}, true
+		}
+	}
+	return nil, false
+}
+
 // Subscribers returns the number of subscriptions to a session's topic.
 func (h *Hub) Subscribers(session string) int {
 	h.mu.Lock()

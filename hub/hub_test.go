@@ -254,3 +254,36 @@ func BenchmarkFanout(b *testing.B) {
 	}
 	b.ReportMetric(float64(maxPublish.Microseconds())/1000, "max-publish-ms")
 }
+
+// TestSubscribeAfter: a subscription to all sessions resumes after the
+// event it names while the ring holds it, and reports when it does not.
+func TestSubscribeAfter(t *testing.T) {
+	h := hub.New(hub.Options{AllBuffer: 4})
+	for i := int64(1); i <= 3; i++ {
+		h.Publish(ev("a", i))
+		h.Publish(ev("b", i))
+	}
+	at := func(session string, seq int64) func(store.Event) bool {
+		return func(e store.Event) bool { return e.Session == session && e.Seq == seq }
+	}
+	sub, ok := h.SubscribeAfter(at("b", 2))
+	if !ok {
+		t.Fatal("b/2 is in the ring, not found")
+	}
+	h.Publish(ev("a", 4))
+	evs, err := sub.Next(context.Background(), nil, 0, time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		got = append(got, fmt.Sprintf("%s/%d", e.Session, e.Seq))
+	}
+	if diff := cmp.Diff([]string{"a/3", "b/3", "a/4"}, got); diff != "" {
+		t.Errorf("resumed (-want +got):\n%s", diff)
+	}
+	sub.Close()
+	if _, ok := h.SubscribeAfter(at("a", 1)); ok {
+		t.Error("a/1 fell out of the ring of 4, yet was found")
+	}
+}

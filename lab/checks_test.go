@@ -146,10 +146,12 @@ func (c *checker) ended() result {
 	last := ends[len(ends)-1]
 	// Only news that is no work may come after the end: the harness's
 	// stderr (an agent stopped once it reported its end can still write
-	// there), a title, usage, a settings update.
+	// there), a title, usage, a settings update, the session's states
+	// (closing, closed).
 	for i := len(c.out.events) - 1; i >= 0 && c.out.events[i].Type != agentstream.TypeSessionEnded; i-- {
 		switch t := c.out.events[i].Type; t {
-		case agentstream.TypeStderr, agentstream.TypeSessionTitle, agentstream.TypeUsage, agentstream.TypeSessionUpdated:
+		case agentstream.TypeStderr, agentstream.TypeSessionTitle, agentstream.TypeUsage, agentstream.TypeSessionUpdated,
+			agentstream.TypeSessionState:
 		default:
 			return failf("session.ended is not the last event (%s follows it)", t)
 		}

@@ -27,6 +27,46 @@ type child struct {
 	alive func() bool
 }
 
+// Child is a started harness as the runner supervises it, for
+// Runner.Start: its output, its stdin, its exit, and how to signal its
+// process group.
+type Child struct {
+	// PID is the process id, which is also its process group id; 0 for
+	// a harness that is no process.
+	PID int
+	// Stdout and Stderr are the read ends of its output. Closing one must
+	// make a blocked Read return.
+	Stdout, Stderr io.ReadCloser
+	// Stdin is the write end of its stdin, or nil when it has none.
+	Stdin io.WriteCloser
+	// Exited delivers how it ended, once (or is closed).
+	Exited <-chan ExitStatus
+	// Signal sends sig to its whole process group.
+	Signal func(sig syscall.Signal)
+	// Alive reports whether a process of its group still runs.
+	Alive func() bool
+}
+
+// ExitStatus is how a harness process ended.
+type ExitStatus struct {
+	// Code is the exit status, or -1 when a signal ended it.
+	Code int
+	// Signal is the signal that ended it, or 0.
+	Signal syscall.Signal
+}
+
+// fromChild makes the runner's child of c. The goroutine it starts returns
+// once c.Exited delivered or closed.
+func fromChild(c *Child) *child {
+	exited := make(chan exitStatus, 1)
+	go func() {
+		if st, ok := <-c.Exited; ok {
+			exited <- exitStatus{code: st.Code, sig: st.Signal}
+		}
+	}()
+	return &child{pid: c.PID, stdout: c.Stdout, stderr: c.Stderr, stdin: c.Stdin, exited: exited, signal: c.Signal, alive: c.Alive}
+}
+
 // exitStatus is how the harness process ended.
 type exitStatus struct {
 	code int            // exit status, -1 when signalled

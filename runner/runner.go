@@ -105,6 +105,25 @@ type Runner struct {
 	// SkipTitle turns off the title probe run after a Claude Code session
 	// (agentstream.SessionTitleProbe).
 	SkipTitle bool
+
+	// Hook, when set, drives the run from inside (see Hook): it, not the
+	// runner, speaks the harness's input protocol. Approve is then unused.
+	Hook Hook
+	// Calls, when set, carries functions to run on the session's goroutine
+	// while the harness runs, between lines: how the owner of a Hook acts
+	// on the run from another goroutine. The runner stops receiving once
+	// the harness and its output ended; a sender must not wait for it then
+	// (select on something the hook closes at End).
+	Calls <-chan func()
+	// Start, when set, starts the harness instead of a process of its
+	// own, with the command line, directory, environment and whether it
+	// gets a stdin: how tests give a run a harness made of pipes
+	// (runnertest.Fake).
+	Start func(args []string, dir string, env []string, withStdin bool) (*Child, error)
+	// LastSeq and Turn continue a session that an earlier run started
+	// (agentstream.NormalizerConfig): the first stored envelope gets
+	// LastSeq+1, and envelopes stay in turn Turn until the next starts.
+	LastSeq, Turn int64
 }
 
 // A Redactor masks secrets in place, keeping lengths. Reader is called
@@ -178,8 +197,14 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	c, err := startChild(s.args, r.Dir, r.Env, s.wantsStdin())
-	if err != nil {
+	var c *child
+	if r.Start != nil {
+		pc, err := r.Start(s.args, r.Dir, r.Env, s.wantsStdin())
+		if err != nil {
+			return Result{}, &StartError{Command: s.args[0], Err: err}
+		}
+		c = fromChild(pc)
+	} else if c, err = startChild(s.args, r.Dir, r.Env, s.wantsStdin()); err != nil {
 		return Result{}, &StartError{Command: s.args[0], Err: err}
 	}
 	return s.run(ctx, c)
@@ -191,7 +216,8 @@ func (r *Runner) newSession() (*session, error) {
 	if name == "" {
 		name = "auto"
 	}
-	s := &session{r: r, auto: name == "auto", now: r.Now, grace: r.Grace}
+	s := &session{r: r, auto: name == "auto", now: r.Now, grace: r.Grace, hook: r.Hook}
+	s.conn = &Conn{s: s}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -244,7 +270,10 @@ func (r *Runner) newSession() (*session, error) {
 	if len(r.FollowUps) > 0 && r.Prompt == "" {
 		return nil, fmt.Errorf("runner: follow-up messages without a prompt")
 	}
-	if s.proto.Prompt == agentstream.PromptACP {
+	if s.proto.Prompt == agentstream.PromptCodexApp && r.Hook == nil {
+		return nil, fmt.Errorf("runner: protocol %s is spoken by a live session (package session), not by a run of one prompt", s.proto.Name)
+	}
+	if s.proto.Prompt == agentstream.PromptACP && r.Hook == nil {
 		if r.Prompt == "" {
 			return nil, fmt.Errorf("runner: protocol %s needs a prompt", s.proto.Name)
 		}

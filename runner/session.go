@@ -68,6 +68,13 @@ type session struct {
 	exit    exitStatus
 	running bool
 	res     Result
+
+	hook    Hook
+	conn    *Conn
+	held    []heldEvent     // hook events written before the protocol was known
+	timers  chan *hookTimer // calls of Conn.After that are due
+	done    chan struct{}   // closed when the session stops taking calls
+	waiting bool            // the hook expects the harness to be silent
 }
 
 // pendingLine is a line read before the protocol was known.
@@ -110,7 +117,7 @@ func (t *timer) stop() {
 // wantsStdin reports whether the harness gets a pipe for stdin.
 func (s *session) wantsStdin() bool {
 	switch s.proto.Prompt {
-	case agentstream.PromptStreamJSON, agentstream.PromptACP:
+	case agentstream.PromptStreamJSON, agentstream.PromptACP, agentstream.PromptCodexApp:
 		return true
 	case agentstream.PromptStdin:
 		return s.r.Prompt != ""
@@ -126,12 +133,18 @@ func (s *session) run(ctx context.Context, c *child) (Result, error) {
 	s.promptAt = s.now()
 	s.running = true
 	s.res = Result{Session: s.id, Protocol: s.proto.Name, Harness: s.proto.Harness, PID: c.pid}
+	done := make(chan struct{})
+	s.done = done
+	s.timers = make(chan *hookTimer)
 	if c.stdin != nil {
 		s.in = newStdinWriter(c.stdin)
+	}
+	if s.hook != nil {
+		s.hook.Start(s.conn)
+	} else if s.in != nil {
 		s.sendPrompt()
 	}
 
-	done := make(chan struct{})
 	outCh := make(chan lineMsg, 64)
 	errCh := make(chan lineMsg, 64)
 	var wg sync.WaitGroup
@@ -158,6 +171,7 @@ func (s *session) run(ctx context.Context, c *child) (Result, error) {
 		s.decide()
 	}
 	ctxDone := ctx.Done()
+	calls := s.r.Calls
 	exited := c.exited
 	outOpen, errOpen := true, true
 	for outOpen || errOpen || s.running {
@@ -172,7 +186,7 @@ func (s *session) run(ctx context.Context, c *child) (Result, error) {
 			}
 			s.stdout(m)
 			s.afterTurn()
-			if s.running && !s.stopped && s.completed() {
+			if s.running && !s.stopped && s.hook == nil && s.completed() {
 				s.linger.set(s.grace)
 			} else {
 				s.linger.stop()
@@ -193,8 +207,18 @@ func (s *session) run(ctx context.Context, c *child) (Result, error) {
 			if outOpen || errOpen {
 				s.drain.set(s.grace)
 			}
+		case f := <-calls:
+			f()
+		case t := <-s.timers:
+			if !t.stopped {
+				t.fired = true
+				t.f()
+			}
 		case <-s.idle.C:
-			if since := time.Duration(time.Since(s.started).Nanoseconds() - s.activity.Load()); since < s.r.IdleTimeout {
+			if since := time.Duration(time.Since(s.started).Nanoseconds() - s.activity.Load()); s.waiting || since < s.r.IdleTimeout {
+				if s.waiting {
+					since = 0
+				}
 				s.idle.set(s.r.IdleTimeout - since)
 				continue
 			}
@@ -381,17 +405,26 @@ func (s *session) decide() {
 		s.res.Protocol, s.res.Harness = a.Name, a.Harness
 	}
 	s.norm = agentstream.NewNormalizer(s.newDec(), agentstream.NormalizerConfig{
-		Session: s.id, Harness: s.proto.Harness, ExplicitTurns: s.proto.ExplicitTurns,
+		Session: s.id, Harness: s.proto.Harness, ExplicitTurns: s.proto.ExplicitTurns || s.hook != nil,
+		LastSeq: s.r.LastSeq, Turn: s.r.Turn,
 	})
-	if s.r.Prompt != "" && s.proto.Prompt != agentstream.PromptACP {
+	if s.hook == nil && s.r.Prompt != "" && s.proto.Prompt != agentstream.PromptACP {
 		s.recordPrompt(s.promptAt)
+	}
+	held := s.held
+	s.held = nil
+	for _, h := range held {
+		s.add(h.ev, h.at)
 	}
 	pending := s.pending
 	s.pending = nil
 	for _, p := range pending {
-		if p.stderr {
+		switch {
+		case p.stderr:
 			s.emit(s.norm.Stderr(s.envs[:0], p.line, p.at))
-		} else {
+		case s.hook != nil:
+			s.hookLine(p.line, p.at)
+		default:
 			s.emit(s.norm.Line(s.envs[:0], p.line, p.at))
 		}
 	}
@@ -441,6 +474,8 @@ func (s *session) stdout(m lineMsg) {
 	}
 	if s.norm == nil {
 		s.hold(pendingLine{line: l, at: now})
+	} else if s.hook != nil {
+		s.hookLine(l, now)
 	} else {
 		ended := s.endedLines
 		s.emit(s.norm.Line(s.envs[:0], l, now))
@@ -451,6 +486,25 @@ func (s *session) stdout(m lineMsg) {
 	if m.tooLong {
 		s.stop(agentstream.ReasonOversizedEvent, fmt.Sprintf("line %d is longer than %d bytes", l.N, s.r.MaxLine))
 	}
+}
+
+// hookLine records the events of a stdout line through the hook, then
+// gives it the line.
+func (s *session) hookLine(l agentstream.Line, now time.Time) {
+	evs, src := s.norm.Decode(l)
+	// The hook may record events of its own while it looks at these, which
+	// reuses the buffer of added events, never that of the decoded ones.
+	for _, ev := range evs {
+		ev, keep := s.hook.Event(s.conn, ev)
+		if keep {
+			s.emit(s.norm.StampLine(s.envs[:0], ev, src, now))
+		}
+	}
+	var line []byte
+	if !l.Oversized {
+		line = l.Bytes
+	}
+	s.hook.Line(s.conn, line)
 }
 
 func (s *session) stderr(m lineMsg) {
@@ -497,8 +551,8 @@ func (s *session) observe(e *agentstream.Envelope) {
 		s.workAfterEnd = false
 		s.endedLines++
 		// An interactive harness that ended its turn gets the next message,
-		// or is told there is no more (afterTurn).
-		if s.proto.Prompt == agentstream.PromptStreamJSON || s.proto.Prompt == agentstream.PromptACP {
+		// or is told there is no more (afterTurn). A hook decides for itself.
+		if s.hook == nil && (s.proto.Prompt == agentstream.PromptStreamJSON || s.proto.Prompt == agentstream.PromptACP) {
 			s.turnDone = true
 		}
 	case *agentstream.TurnStarted, *agentstream.Thinking, *agentstream.ToolCall,
@@ -567,6 +621,12 @@ func (s *session) finish(ctx context.Context) {
 			title, _ = agentstream.Clip(title, agentstream.MaxText)
 			s.add(agentstream.E(&agentstream.SessionTitle{Title: title}), s.now())
 		}
+	}
+	if s.hook != nil {
+		s.hook.End(s.conn, Ending{
+			Exited: !s.stopped, ExitCode: s.exit.code, Signal: s.exit.sig,
+			StopReason: s.stopReason, StopDetail: s.stopDetail, Completed: s.completed(),
+		})
 	}
 	if !s.completed() {
 		s.add(agentstream.E(s.endedEvent()), s.now())

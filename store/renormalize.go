@@ -44,6 +44,13 @@ func IsPlatformEvent(e *agentstream.Envelope) bool {
 		return p.Source != agentstream.TitlePrompt
 	case *agentstream.SessionEnded:
 		return p.Reason != agentstream.ReasonCompletion
+	case *agentstream.SessionState, *agentstream.SentAccepted, *agentstream.SentStarted,
+		*agentstream.SentCompleted, *agentstream.Account, *agentstream.Fallback,
+		*agentstream.RequestResolved, *agentstream.TurnStarted, *agentstream.TurnEnded:
+		// What a live session wrote of its own: its states, the messages
+		// it sent, its accounts, the answers it gave and the turns it
+		// opened and closed.
+		return true
 	}
 	return false
 }
@@ -255,27 +262,60 @@ func repair(ctx context.Context, st Reader, w Writer, sess Session, d Dialect) (
 			}
 		}
 	}
-	// Where the fresh events pass what is stored.
+	// A live session (package session) shapes its turns itself: it writes
+	// turn.started and turn.ended of its own and drops the adapter's, so
+	// the fresh turn marks are not its events.
+	live := false
+	for i := range r.old {
+		if _, ok := r.old[i].Payload.(*agentstream.SessionState); ok {
+			live = true
+			break
+		}
+	}
+	// The events of the last line stored are matched by content, since a
+	// live session may have dropped some of the line's fresh events.
+	storedOfLast := map[string]int{}
+	for i := len(r.old) - 1; i >= 0 && count > 0; i-- {
+		e := &r.old[i]
+		if e.Source == nil {
+			continue
+		}
+		if r.order[lineKey{e.Source.Stream, e.Source.Line}] != lastLine {
+			break
+		}
+		storedOfLast[contentKey(e)]++
+	}
+	// Where the fresh events pass what is stored, and those of the last
+	// stored line that are stored already.
 	p := 0
-	seen := 0
+	skip := map[int]bool{}
 	for i := range r.fresh {
 		e := &r.fresh[i]
 		if e.Source == nil {
 			continue
 		}
 		k := r.order[lineKey{e.Source.Stream, e.Source.Line}]
-		if k < lastLine || k == lastLine && seen < count {
-			if k == lastLine {
-				seen++
-			}
+		switch {
+		case k < lastLine:
 			p = i + 1
+		case k == lastLine:
+			p = i + 1
+			if key := contentKey(e); storedOfLast[key] > 0 {
+				storedOfLast[key]--
+				skip[i] = true
+			} else if live && isTurnMark(e) {
+				skip[i] = true
+			}
 		}
 	}
 	seq := w.LastSeq()
 	added := 0
-	for i := p; i < len(r.fresh); i++ {
+	for i := range r.fresh {
+		if i < p && !r.missingOfLast(i, lastLine, skip) {
+			continue
+		}
 		e := r.fresh[i]
-		if IsPlatformEvent(&e) {
+		if IsPlatformEvent(&e) || live && isTurnMark(&e) {
 			continue
 		}
 		if e.Source == nil && tailOwn > 0 {
@@ -292,4 +332,28 @@ func repair(ctx context.Context, st Reader, w Writer, sess Session, d Dialect) (
 		added++
 	}
 	return added, w.Flush(ctx)
+}
+
+// missingOfLast reports whether fresh event i comes from the last stored
+// line and is not stored.
+func (r *reading) missingOfLast(i, lastLine int, skip map[int]bool) bool {
+	e := &r.fresh[i]
+	if e.Source == nil || skip[i] {
+		return false
+	}
+	return r.order[lineKey{e.Source.Stream, e.Source.Line}] == lastLine
+}
+
+// contentKey names an event by its type and payload, which a replay of its
+// line gives again.
+func contentKey(e *agentstream.Envelope) string {
+	return e.Type() + " " + string(e.Payload.AppendJSON(nil))
+}
+
+func isTurnMark(e *agentstream.Envelope) bool {
+	switch e.Type() {
+	case agentstream.TypeTurnStarted, agentstream.TypeTurnEnded:
+		return true
+	}
+	return false
 }

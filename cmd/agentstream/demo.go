@@ -112,7 +112,7 @@ func runDemo(ctx context.Context, e *env, o demoOptions) (err error) {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	srv := startServer(ctx, st, ln, api.Options{Token: o.token})
+	srv := startServer(ctx, st, ln, api.Options{Token: o.token}, nil, nil)
 	defer func() {
 		if serr := srv.stop(); err == nil && serr != nil {
 			err = serr

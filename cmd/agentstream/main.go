@@ -52,6 +52,7 @@ var commands = map[string]command{
 	"serve":       {"serve the HTTP API and the web timeline", cmdServe},
 	"render":      {"show a recorded session as run shows it live", cmdRender},
 	"run":         {"run a coding agent and watch it live", cmdRun},
+	"chat":        {"talk to a coding agent in the terminal", cmdChat},
 	"demo":        {"the web timeline on recorded sessions, one replayed live", cmdDemo},
 	"migrate":     {"bring the session database's schema up to date", cmdMigrate},
 	"modelsim":    {"serve a scripted model API for offline harness runs", cmdModelsim},

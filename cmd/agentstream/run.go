@@ -13,6 +13,7 @@ import (
 	"github.com/agentstream/agentstream"
 	"github.com/agentstream/agentstream/console"
 	"github.com/agentstream/agentstream/runner"
+	"github.com/agentstream/agentstream/session"
 	"github.com/agentstream/agentstream/store"
 )
 
@@ -84,7 +85,7 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	events := fs.String("events", "", "write the normalized event envelopes to `FILE`, one per line")
 	spool := fs.String("spool", "", "write the harness's native stdout to `FILE`, byte for byte")
 	summaryJSON := fs.String("summary-json", "", "write the recap of the run to `FILE` as JSON")
-	session := fs.String("session", "", "the session id of the envelopes (default: a new one)")
+	sessionID := fs.String("session", "", "the session id of the envelopes (default: a new one)")
 	ci := fs.String("ci", "auto", "CI log format: auto (github when GITHUB_ACTIONS=true), github or none")
 	color := fs.String("color", "auto", "colour: auto, always or never")
 	width := fs.Int("width", 0, "the width in columns (0: the terminal's, else $COLUMNS, else 80)")
@@ -173,18 +174,26 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 		eventsOut = &eventsWriter{w: bufio.NewWriterSize(f, 64<<10)}
 		handlers = append(handlers, eventsOut)
 	}
-	r := &runner.Runner{
-		Command:     command,
-		Protocol:    *protocol,
-		Prompt:      text,
-		FollowUps:   followUps,
-		IdleTimeout: *idle,
-		Timeout:     *timeout,
-		Grace:       *grace,
-		MaxLine:     *maxLine,
-		Approve:     *approve,
-		Handler:     agentstream.Fanout(handlers...),
-		Session:     *session,
+	cfg := session.Config{
+		ID:            *sessionID,
+		Command:       command,
+		Protocol:      *protocol,
+		Prompt:        text,
+		FollowUps:     followUps,
+		CloseWhenIdle: true,
+		Policy:        session.Policy{Default: session.PolicyDeny},
+		IdleTimeout:   *idle,
+		Timeout:       *timeout,
+		Grace:         *grace,
+		MaxLine:       *maxLine,
+		Handler:       agentstream.Fanout(handlers...),
+	}
+	if *approve == runner.ApproveAll {
+		cfg.Policy.Default = session.PolicyAllow
+	}
+	if *protocol == "acp" && text == "" {
+		fmt.Fprintf(e.stderr, "agentstream run: protocol acp needs a prompt\n")
+		return exitError
 	}
 	var spools []io.Writer
 	if *spool != "" {
@@ -223,22 +232,22 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 		return exitError
 	}
 	if red != nil {
-		r.Redact = red
+		cfg.Redact = red
 	}
 	if rec != nil {
-		r.Session = rec.session()
-		r.Handler = agentstream.Fanout(append(handlers, rec)...)
+		cfg.ID = rec.session()
+		cfg.Handler = agentstream.Fanout(append(handlers, rec)...)
 		spools = append(spools, rec.spool())
 	}
 	switch len(spools) {
 	case 0:
 	case 1:
-		r.Spool = spools[0]
+		cfg.Spool = spools[0]
 	default:
-		r.Spool = io.MultiWriter(spools...)
+		cfg.Spool = io.MultiWriter(spools...)
 	}
 
-	res, err := r.Run(ctx)
+	res, err := runSession(ctx, cfg)
 	if rec != nil {
 		if cerr := rec.finish(context.WithoutCancel(ctx), res); err == nil && cerr != nil {
 			err = fmt.Errorf("recording the session: %w", cerr)
@@ -265,6 +274,17 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 		return exitError
 	}
 	return runExitCode(res)
+}
+
+// runSession runs a session of the messages configured and returns how its
+// harness ended.
+func runSession(ctx context.Context, cfg session.Config) (runner.Result, error) {
+	s, err := session.NewManager(session.Options{}).Open(ctx, cfg)
+	if err != nil {
+		return runner.Result{}, err
+	}
+	res, err := s.Wait(context.WithoutCancel(ctx))
+	return res.Run, err
 }
 
 // runExitCode is the exit status of a run that went through.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentstream/agentstream/hub"
 	"github.com/agentstream/agentstream/redact"
+	"github.com/agentstream/agentstream/session"
 	"github.com/agentstream/agentstream/web/api"
 	"github.com/agentstream/agentstream/web/ui"
 )
@@ -21,7 +22,13 @@ run) are followed live. Bound to an address other than loopback, it refuses
 to start without --token (or $AGENTSTREAM_TOKEN); with a token, every
 request needs "Authorization: Bearer TOKEN" (or ?access_token=TOKEN, for
 event streams opened by a browser). The lines remote runners send are
-masked of their secrets before they are stored (--no-redact keeps them).`
+masked of their secrets before they are stored (--no-redact keeps them).
+
+With --profiles FILE, the API also starts live sessions, of those profiles
+only: POST /api/sessions {"profile", "prompt"?, "policy"?}, then messages,
+interrupts, answers to permission requests, and DELETE to close. The file is
+{"profiles": {"NAME": {"command": [...], "protocol": "...", "cwd": "...",
+"env": {...}, "policy": {...}}}}; no request can name a command.`
 
 func cmdServe(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "serve", "[--db PATH] [--addr 127.0.0.1:8377] [--token T]", serveDoc)
@@ -29,6 +36,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	addr := fs.String("addr", "127.0.0.1:8377", "the address to listen on")
 	token := fs.String("token", "", "the bearer token every request must carry (default $AGENTSTREAM_TOKEN)")
 	rf := redactFlag(fs)
+	profilesFile := fs.String("profiles", "", "start live sessions of the profiles of `FILE` (see above)")
 	pos, code, ok := parseArgs(fs, args)
 	if !ok {
 		return code
@@ -43,6 +51,14 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	if !isLoopback(*addr) && *token == "" {
 		fmt.Fprintf(e.stderr, "agentstream serve: %s is not a loopback address: refusing to serve without --token\n", *addr)
 		return exitUsage
+	}
+	var profiles session.Profiles
+	if *profilesFile != "" {
+		var err error
+		if profiles, err = session.ReadProfiles(*profilesFile); err != nil {
+			fmt.Fprintln(e.stderr, "agentstream serve:", err)
+			return exitUsage
+		}
 	}
 	st, where, err := openStore(ctx, e, *db)
 	if err != nil {
@@ -60,7 +76,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "agentstream serve:", err)
 		return exitError
 	}
-	srv := startServer(ctx, st, ln, api.Options{Token: *token, Redact: apiRedactor(red)})
+	srv := startServer(ctx, st, ln, api.Options{Token: *token, Redact: apiRedactor(red)}, profiles, func(err error) { fmt.Fprintln(e.stderr, "agentstream serve:", err) })
 	fmt.Fprintf(e.stderr, "agentstream serve: http://%s (database %s)\n", ln.Addr(), where)
 	select {
 	case err = <-srv.errc:
@@ -84,14 +100,23 @@ type server struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	errc   chan error // Serve's error, once it returns
+	live   *liveSessions
 }
 
-// startServer starts serving on ln until stop is called.
-func startServer(ctx context.Context, st sessionStore, ln net.Listener, opts api.Options) *server {
+// startServer starts serving on ln until stop is called; with profiles, it
+// starts live sessions of them.
+func startServer(ctx context.Context, st sessionStore, ln net.Listener, opts api.Options, profiles session.Profiles, onError func(error)) *server {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &server{cancel: cancel, errc: make(chan error, 1)}
 	h := hub.New(hub.Options{})
 	s.wg.Go(func() { _ = st.Follow(ctx, h, 0) })
+
+	if profiles != nil {
+		// The sessions outlive the requests that open them, not the server.
+		red, _ := opts.Redact.(*redact.Redactor)
+		s.live = newLiveSessions(context.WithoutCancel(ctx), st, profiles, red, onError)
+		opts.Live = s.live
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/api/", api.New(st, h, opts))
 	mux.Handle("/", ui.Handler())
@@ -114,6 +139,11 @@ func apiRedactor(red *redact.Redactor) api.Redactor {
 func (s *server) stop() error {
 	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer scancel()
+	if s.live != nil {
+		lctx, lcancel := context.WithTimeout(context.Background(), 30*time.Second)
+		s.live.shutdown(lctx)
+		lcancel()
+	}
 	s.cancel()
 	err := s.srv.Shutdown(sctx)
 	s.wg.Wait()

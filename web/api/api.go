@@ -34,9 +34,28 @@
 // it was sent, and the stream closes: reconnect with after=SEQ.
 //
 // GET /api/events/stream sends the stored events of every session from the
-// moment of the request (no id), "event: closed" with {"session": ID} when
-// a session's writer closes, and "event: resync" (data {"after": null})
-// when the client fell behind.
+// moment of the request, each with the id SESSION/SEQ, "event: closed" with
+// {"session": ID} when a session's writer closes, and "event: resync" (data
+// {"after": null}) when the client fell behind. A client that reconnects
+// with Last-Event-ID (or ?after=SESSION/SEQ) receives every event after
+// that one exactly once while the server still holds it, else a resync.
+//
+// # Live sessions
+//
+// With Options.Live, the server starts sessions of its own profiles (no
+// request names a command) and acts on them:
+//
+//	POST   /api/sessions                      {"profile", "prompt"?, "policy"?} → 201 {"id"}
+//	POST   /api/sessions/{id}/messages        {"text", "mode"?}                 → 202 {"messageId"}
+//	POST   /api/sessions/{id}/interrupt                                          → 202 (409 when no turn runs)
+//	POST   /api/sessions/{id}/requests/{rid}  {"decision", "message"?}          → 200 (409 when answered, 404 unknown)
+//	DELETE /api/sessions/{id}                                                    → 202, the session closes
+//	GET    /api/profiles                                                         → {"profiles": [names]}
+//
+// GET /api/sessions/{id} of a live session adds its "state", "stateReason",
+// "pending" requests and the whole "live" snapshot. A body that is not the
+// JSON above, an unknown profile, mode or decision get 400 and change
+// nothing; a message to a closed session gets 409.
 package api
 
 import (
@@ -76,6 +95,10 @@ type Options struct {
 	// Redact, when set, masks the secrets of every ingested line before
 	// it is stored or normalized (package redact provides one).
 	Redact Redactor
+	// Live, when set, starts live sessions from the server's profiles and
+	// acts on them (POST /api/sessions with a profile, messages, interrupt,
+	// answers, DELETE); nil means the server starts none.
+	Live Live
 }
 
 // A Redactor masks the secrets of a native line in place, keeping its
@@ -126,7 +149,12 @@ func New(st store.Store, h *hub.Hub, opts Options) http.Handler {
 	mux.HandleFunc("POST /api/sessions", s.createSession)
 	mux.HandleFunc("/api/sessions", methodNotAllowed("GET, POST"))
 	mux.HandleFunc("GET /api/sessions/{id}", s.getSession)
-	mux.HandleFunc("/api/sessions/{id}", methodNotAllowed("GET"))
+	if s.opts.Live != nil {
+		mux.HandleFunc("/api/sessions/{id}", methodNotAllowed("GET, DELETE"))
+		s.routeLive(mux)
+	} else {
+		mux.HandleFunc("/api/sessions/{id}", methodNotAllowed("GET"))
+	}
 	mux.HandleFunc("GET /api/sessions/{id}/events", s.getEvents)
 	mux.HandleFunc("/api/sessions/{id}/events", methodNotAllowed("GET"))
 	mux.HandleFunc("GET /api/sessions/{id}/lines/{n}", s.getLine)
@@ -262,12 +290,42 @@ func (s *server) listSessions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) getSession(w http.ResponseWriter, r *http.Request) {
-	sess, err := s.st.Session(r.Context(), r.PathValue("id"))
+	id := r.PathValue("id")
+	var live json.RawMessage
+	if s.opts.Live != nil {
+		live, _ = s.opts.Live.Info(id)
+	}
+	sess, err := s.st.Session(r.Context(), id)
 	if err != nil {
 		storeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, sess)
+	if live == nil {
+		writeJSON(w, http.StatusOK, sess)
+		return
+	}
+	// The stored session, with what the live one is now: its state and
+	// pending requests.
+	b, err := json.Marshal(sess)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "encoding the session failed")
+		return
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(b, &obj); err != nil {
+		writeError(w, http.StatusInternalServerError, "encoding the session failed")
+		return
+	}
+	var info map[string]json.RawMessage
+	if err := json.Unmarshal(live, &info); err != nil {
+		writeError(w, http.StatusInternalServerError, "encoding the live session failed")
+		return
+	}
+	obj["live"] = live
+	for _, k := range []string{"state", "stateReason", "pending"} {
+		obj[k] = info[k]
+	}
+	writeJSON(w, http.StatusOK, obj)
 }
 
 func (s *server) getEvents(w http.ResponseWriter, r *http.Request) {

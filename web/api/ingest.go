@@ -99,8 +99,16 @@ type ingest struct {
 }
 
 func (s *server) createSession(w http.ResponseWriter, r *http.Request) {
+	b, ok := s.readBody(w, r)
+	if !ok {
+		return
+	}
+	if isOpenRequest(b) {
+		s.openSession(w, r, b)
+		return
+	}
 	var req CreateRequest
-	if !s.decode(w, r, &req) {
+	if !decodeBytes(w, b, &req) {
 		return
 	}
 	a, err := adapter.Lookup(req.Protocol)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentstream/agentstream/hub"
@@ -39,8 +40,18 @@ func startSSE(w http.ResponseWriter) *sse {
 // event appends one event: id (when seq > 0), event name and data.
 func (s *sse) event(seq int64, name string, data []byte) {
 	if seq > 0 {
+		s.eventID(strconv.FormatInt(seq, 10), name, data)
+		return
+	}
+	s.eventID("", name, data)
+}
+
+// eventID writes an event with an id of text (session ids and digits: no
+// line breaks), or none when id is empty.
+func (s *sse) eventID(id, name string, data []byte) {
+	if id != "" {
 		s.buf = append(s.buf, "id: "...)
-		s.buf = strconv.AppendInt(s.buf, seq, 10)
+		s.buf = append(s.buf, id...)
 		s.buf = append(s.buf, '\n')
 	}
 	if name != "" {
@@ -246,10 +257,35 @@ func (s *server) pause(ctx context.Context) bool {
 	}
 }
 
-// allStream follows every session from now on.
+// allStream follows every session from now on, or from the event a
+// client names with Last-Event-ID (or ?after=): SESSION/SEQ, the id each
+// stored event is sent with, while the hub still holds it.
 func (s *server) allStream(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	sub := s.hub.Subscribe("")
+	last := r.Header.Get("Last-Event-ID")
+	if last == "" {
+		last = r.URL.Query().Get("after")
+	}
+	var sub *hub.Subscription
+	if last != "" {
+		sid, seqText, ok := strings.Cut(last, "/")
+		seq, err := strconv.ParseInt(seqText, 10, 64)
+		if !ok || err != nil || seq <= 0 || !store.ValidID(sid) {
+			writeError(w, http.StatusBadRequest, "bad event id "+strconv.Quote(last)+": want SESSION/SEQ")
+			return
+		}
+		sub, ok = s.hub.SubscribeAfter(func(ev store.Event) bool { return ev.Session == sid && ev.Seq == seq })
+		if !ok {
+			// The event fell out of the hub: the client re-reads the
+			// sessions it follows from the store.
+			out := startSSE(w)
+			out.event(0, "resync", []byte(`{"after":null}`))
+			out.flush()
+			return
+		}
+	} else {
+		sub = s.hub.Subscribe("")
+	}
 	defer sub.Close()
 	out := startSSE(w)
 	if out.flush() != nil {
@@ -260,7 +296,11 @@ func (s *server) allStream(w http.ResponseWriter, r *http.Request) {
 		var err error
 		batch, err = sub.Next(ctx, batch[:0], catchUpPage, s.opts.KeepAlive)
 		for _, ev := range batch {
-			out.event(0, ev.Type, ev.Data)
+			if ev.Seq > 0 {
+				out.eventID(ev.Session+"/"+strconv.FormatInt(ev.Seq, 10), ev.Type, ev.Data)
+			} else {
+				out.event(0, ev.Type, ev.Data)
+			}
 		}
 		switch {
 		case errors.Is(err, hub.ErrResync):
