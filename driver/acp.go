@@ -28,6 +28,9 @@ type acp struct {
 	loadable  bool // the agent can load sessions
 	prompting bool // a session/prompt awaits its response
 	pending   map[string]*acpRequest
+	// background holds the tool call ids of the tasks the agent runs in
+	// the background and has not yet started a turn for.
+	background map[string]bool
 }
 
 // acpRequest is a request of the agent's awaiting the client's answer.
@@ -43,7 +46,7 @@ const acpProtocolVersion = 1
 const rpcMethodNotFound = -32601
 
 func newACP(opts Options) *acp {
-	return &acp{opts: opts, calls: map[int64]string{}, pending: map[string]*acpRequest{}}
+	return &acp{opts: opts, calls: map[int64]string{}, pending: map[string]*acpRequest{}, background: map[string]bool{}}
 }
 
 func (d *acp) Caps() Caps {
@@ -221,6 +224,9 @@ func (d *acp) Line(c Conn, line []byte) {
 				d.h.Withdrawn(rid)
 			}
 		}
+		if m == "session/update" {
+			d.update(params)
+		}
 		return // a notification: the adapter's
 	}
 	if m != "" {
@@ -292,9 +298,41 @@ func (d *acp) failed(call, msg string) {
 	}
 }
 
+// update follows, in a session/update, the tasks the agent runs in the
+// background: Qwen Code's agent tool answers at once when it launches its
+// subagent in the background (rawOutput status "background"), and starts a
+// turn of its own when the subagent ends (_qwencode/start_turn).
+func (d *acp) update(params []byte) {
+	u := jsonscan.Get(params, "update")
+	if s, _ := jsonscan.String(jsonscan.Get(u, "sessionUpdate")); s != "tool_call_update" {
+		return
+	}
+	if st, _ := jsonscan.String(jsonscan.GetPath(u, "rawOutput", "status")); st != "background" {
+		return
+	}
+	if id, _ := jsonscan.String(jsonscan.Get(u, "toolCallId")); id != "" && !d.background[id] {
+		d.background[id] = true
+		d.h.Background(len(d.background))
+	}
+}
+
+// qwenStartTurn is Qwen Code's request to start a turn of its own, for a
+// background task that ended; the client may defer it (accepted false) or
+// take it (accepted true, or method not found).
+const qwenStartTurn = "_qwencode/start_turn"
+
 // agentRequest answers a request of the agent's: a permission request is
-// the host's to answer; anything else is refused.
+// the host's to answer, a turn the agent starts by itself is taken;
+// anything else is refused.
 func (d *acp) agentRequest(c Conn, id []byte, method string, params []byte) {
+	if method == qwenStartTurn {
+		d.respond(c, id, map[string]bool{"accepted": true}, nil)
+		if t, _ := jsonscan.String(jsonscan.Get(params, "toolUseId")); d.background[t] {
+			delete(d.background, t)
+			d.h.Background(len(d.background))
+		}
+		return
+	}
 	if method != "session/request_permission" {
 		msg := "method not found: " + method
 		switch {

@@ -89,6 +89,11 @@ type Host interface {
 	TurnEnded(status, msg string)
 	// Failed says the conversation cannot go on (the handshake failed).
 	Failed(err error)
+	// Background says how many tasks the harness runs in the background
+	// whose end starts a turn of the harness's own (a subagent Qwen Code
+	// launched in the background): a session that closes once its
+	// messages are answered waits for those turns.
+	Background(n int)
 }
 
 // Kinds of requests.

@@ -33,14 +33,16 @@ func (h *host) Request(r driver.Request)     { h.requests = append(h.requests, r
 func (h *host) Withdrawn(id string)          { h.withdrawn = append(h.withdrawn, id) }
 func (h *host) TurnEnded(status, msg string) { h.ended = append(h.ended, status) }
 func (h *host) Failed(err error)             { h.failed = append(h.failed, err.Error()) }
+func (h *host) Background(n int)             { h.background = append(h.background, n) }
 
 // host records what a driver tells its host.
 type host struct {
-	ready     int
-	requests  []driver.Request
-	withdrawn []string
-	ended     []string
-	failed    []string
+	background []int
+	ready      int
+	requests   []driver.Request
+	withdrawn  []string
+	ended      []string
+	failed     []string
 }
 
 func start(t *testing.T, protocol string, opts driver.Options) (driver.Driver, *conn, *host) {
@@ -114,6 +116,30 @@ func TestACPHandshake(t *testing.T) {
 	}
 	if exits := d.Close(c); exits || !c.closed {
 		t.Errorf("Close: exits %v, stdin closed %v; an ACP agent must be stopped", exits, c.closed)
+	}
+}
+
+// TestACPBackgroundTurn: Qwen Code's agent tool launching its subagent in
+// the background counts a background task, which keeps the host waiting
+// until the agent asks to start the turn for its end; that request is
+// taken (accepted true) and the count drops. Lines of the lab's qwen-acp
+// subagent capture, shortened.
+func TestACPBackgroundTurn(t *testing.T) {
+	d, c, h := start(t, "acp", driver.Options{Cwd: "/w"})
+	d.Line(c, []byte(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}`))
+	d.Line(c, []byte(`{"jsonrpc":"2.0","id":2,"result":{"sessionId":"S"}}`))
+	launch := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call_update","toolCallId":"call_1","status":"completed","rawOutput":{"type":"task_execution","executionMode":"background","status":"background"}}}}`
+	d.Line(c, []byte(launch))
+	d.Line(c, []byte(launch)) // a repeat counts once
+	d.Line(c, []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"tool_call_update","toolCallId":"call_2","status":"completed","rawOutput":{"status":"completed"}}}}`))
+	d.Line(c, []byte(`{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}`))
+	d.Line(c, []byte(`{"jsonrpc":"2.0","id":1,"method":"_qwencode/start_turn","params":{"sessionId":"S","source":"background_notification","taskId":"general-purpose-call_1","kind":"agent","toolUseId":"call_1"}}`))
+	if diff := cmp.Diff([]int{1, 0}, h.background); diff != "" {
+		t.Errorf("background counts (-want +got):\n%s", diff)
+	}
+	want := `{"jsonrpc":"2.0","id":1,"result":{"accepted":true}}` + "\n"
+	if diff := cmp.Diff(want, c.writes[len(c.writes)-1]); diff != "" {
+		t.Errorf("start_turn answered (-want +got):\n%s", diff)
 	}
 }
 

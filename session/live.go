@@ -45,6 +45,7 @@ type live struct {
 	caps          driver.Caps
 	ready         bool
 	turnOpen      bool
+	background    int  // the harness's background tasks still to start their turns
 	bySession     bool // the session opened the running turn for a message
 	adapterOpened bool // the adapter's turn.started for it was seen
 	inTurn        []*message
@@ -133,6 +134,7 @@ func (l *live) beginRun(c Candidate) {
 	l.runs++
 	l.next = -1
 	l.ready, l.turnOpen, l.bySession, l.adapterOpened = false, false, false, false
+	l.background = 0
 	l.inTurn, l.echoes = nil, nil
 	l.requests, l.order, l.tools = map[string]*request{}, nil, map[string]toolInfo{}
 	l.interrupting, l.forced, l.failReason, l.endedByHook, l.fallback = false, "", "", false, false
@@ -189,7 +191,7 @@ func (l *live) afterChange() {
 		return
 	}
 	l.pump()
-	if l.s.cfg.CloseWhenIdle && l.turns > 0 && !l.turnOpen && len(l.queue) == 0 && !l.closing {
+	if l.s.cfg.CloseWhenIdle && l.turns > 0 && !l.turnOpen && len(l.queue) == 0 && l.background == 0 && !l.closing {
 		l.close("the conversation's messages were answered")
 	}
 	if l.budgetEnd != "" && !l.turnOpen && !l.closing {
@@ -469,6 +471,12 @@ func (l *live) TurnEnded(status, msg string) {
 		end.Error, _ = agentstream.Clip(msg, agentstream.MaxText)
 	}
 	l.emit(end)
+}
+
+// Background is the driver's Host: the harness runs n tasks in the
+// background, each of which starts a turn when it ends.
+func (l *live) Background(n int) {
+	l.background = n
 }
 
 // Failed is the driver's Host: the conversation cannot go on.

@@ -166,6 +166,12 @@ func (d *Decoder) decodeLine(dst []agentstream.Event, line []byte, l *lineOf) []
 			return d.permission(dst, line, l)
 		}
 		switch method {
+		case qwenStartTurn:
+			// Qwen Code starts a turn of its own, for a background task
+			// that ended; _qwencode/end_turn ends it.
+			dst = d.flush(dst)
+			d.inTurn = false
+			return d.openTurn(dst, false)
 		case "session/prompt":
 			// The client's prompt, in a log of both directions: what
 			// follows is live, and it is the user's message.
@@ -191,6 +197,12 @@ func (d *Decoder) decodeLine(dst []agentstream.Event, line []byte, l *lineOf) []
 			return append(dst, fields.Raw(line))
 		}
 		return d.update(dst, line, &l.up, l.sessionID)
+	case method == qwenEndTurn:
+		reason := fields.Str(jsonscan.Get(l.params, "reason"))
+		if !d.inTurn {
+			return append(dst, fields.Raw(line))
+		}
+		return d.endTurn(d.flush(dst), reason)
 	case method != "":
 		return append(dst, fields.Raw(line))
 	case l.hasResult && len(l.id) > 0:
@@ -448,6 +460,18 @@ func (d *Decoder) promptResult(dst []agentstream.Event, result []byte) []agentst
 		dst = append(dst, agentstream.E(d.sessionUsage()))
 	}
 	dst = d.openTurn(dst, false)
+	return d.endTurn(dst, stop)
+}
+
+// Qwen Code's turns of its own: a request that starts one (answered
+// accepted, or deferred), a notification that ends it with a stop reason.
+const (
+	qwenStartTurn = "_qwencode/start_turn"
+	qwenEndTurn   = "_qwencode/end_turn"
+)
+
+// endTurn ends the open turn with the agent's stop reason.
+func (d *Decoder) endTurn(dst []agentstream.Event, stop string) []agentstream.Event {
 	end := &agentstream.SessionEnded{Status: agentstream.StatusSucceeded, StopReason: stop, Reason: agentstream.ReasonCompletion}
 	end.Summary, end.Truncated = agentstream.Clip(d.lastText, agentstream.MaxText)
 	reason := agentstream.TurnOK

@@ -117,6 +117,20 @@ func (d *Decoder) update(dst []agentstream.Event, line []byte, u *updateOf, sess
 	}
 	replay := d.replay
 	kind := string(fields.Unquoted(u.kind))
+	if kind == "agent_message_chunk" {
+		switch fields.Str(jsonscan.Get(u.meta, "source")) {
+		case "background_task_completed":
+			// Qwen Code's note that a background task ended, between turns
+			// or in one: it stays where it comes.
+			return d.backgroundEnded(dst, u, replay)
+		case "background_notification":
+			// The same note as the message that starts the turn Qwen Code
+			// runs for it.
+			dst = d.openTurn(dst, replay)
+			dst = d.flush(dst)
+			return d.chunk(dst, textUser, u, replay)
+		}
+	}
 	switch kind {
 	case "user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan":
 		dst = d.openTurn(dst, replay)
@@ -146,6 +160,32 @@ func (d *Decoder) update(dst []agentstream.Event, line []byte, u *updateOf, sess
 		}
 	}
 	return dst
+}
+
+// backgroundEnded maps Qwen Code's note that a background task ended
+// (_meta.backgroundTask: taskId, status, kind, toolUseId, description).
+func (d *Decoder) backgroundEnded(dst []agentstream.Event, u *updateOf, replay bool) []agentstream.Event {
+	dst = d.flush(dst)
+	bt := jsonscan.Get(u.meta, "backgroundTask")
+	text := u.blockText
+	if !u.block {
+		text = blockText(u.content)
+	}
+	b := &agentstream.SessionBackground{
+		TaskID:      fields.Str(jsonscan.Get(bt, "taskId")),
+		Kind:        fields.Str(jsonscan.Get(bt, "kind")),
+		Status:      fields.Str(jsonscan.Get(bt, "status")),
+		Description: clipped(fields.Str(jsonscan.Get(bt, "description"))),
+		Summary:     clipped(text),
+		CallID:      fields.Str(jsonscan.Get(bt, "toolUseId")),
+	}
+	return append(dst, agentstream.Event{Payload: b, Replay: replay})
+}
+
+// clipped is s cut to the longest text an event holds.
+func clipped(s string) string {
+	s, _ = agentstream.Clip(s, agentstream.MaxText)
+	return s
 }
 
 func (d *Decoder) other(dst []agentstream.Event, line []byte, kind string, u *updateOf) []agentstream.Event {
@@ -400,6 +440,14 @@ func (d *Decoder) toolUpdate(dst []agentstream.Event, u *updateOf) []agentstream
 			r.ExitCode = fields.Int(code)
 		}
 		dst = append(dst, agentstream.E(r))
+		if st := jsonscan.Get(u.rawOutput, "status"); !r.IsError && fields.Str(st) == "background" {
+			// Qwen Code's agent tool answers as it launches its subagent in
+			// the background.
+			dst = append(dst, agentstream.E(&agentstream.SessionBackground{
+				Kind: "agent", Status: "running", CallID: id,
+				Description: clipped(fields.Str(jsonscan.Get(u.rawOutput, "taskDescription"))),
+			}))
+		}
 		if !r.IsError && c.hasDiff {
 			if fc := fileChange(id, c.diffs, d.scratch.diff); fc != nil {
 				dst = append(dst, agentstream.E(fc))
