@@ -186,6 +186,14 @@ func (n *Normalizer) End(dst []Envelope, now time.Time) []Envelope {
 	return dst
 }
 
+// DecodeEnd returns the events End would stamp, without making envelopes
+// of them, for a caller that looks at each first (StampLine, with a nil
+// source). The slice is the caller's.
+func (n *Normalizer) DecodeEnd() []Event {
+	evs := append([]Event(nil), n.end()...)
+	return append(evs, n.partial.flush()...)
+}
+
 func (n *Normalizer) decode(line []byte) (evs []Event) {
 	n.events = n.events[:0]
 	defer func() {

@@ -787,7 +787,7 @@ func (c *checker) files() result {
 // names, inputs and message texts (ids and times differ between runs).
 func (c *checker) sameAsAuto(auto *runOutput) result {
 	shape := func(evs []envelope) []string {
-		var out []string
+		var out, started []string
 		for _, e := range evs {
 			s := e.Type
 			switch e.Type {
@@ -798,6 +798,18 @@ func (c *checker) sameAsAuto(auto *runOutput) result {
 				s += " " + str(e.Payload, "role") + " " + str(e.Payload, "text")
 			case agentstream.TypeToolCall:
 				s += " " + str(e.Payload, "name")
+			case agentstream.TypeMessageAccepted, agentstream.TypeMessageStarted, agentstream.TypeMessageCompleted,
+				agentstream.TypeSessionState:
+				// The lifecycle of a message run sent, and the states it
+				// went through: a prompt that auto leaves on the command
+				// line was never sent by run.
+				continue
+			case agentstream.TypeSessionStarted, agentstream.TypeSessionUpdated:
+				// Session metadata the harness prints as it starts: in the
+				// turn run opened for the message it sent, or before the
+				// harness's own first turn when it sent none.
+				started = append(started, s)
+				continue
 			case agentstream.TypeRaw, agentstream.TypeStderr, agentstream.TypeSessionTitle,
 				agentstream.TypeUsage, agentstream.TypeRetry, agentstream.TypeToolOutput:
 				// Notices a harness prints a varying number of times
@@ -807,7 +819,7 @@ func (c *checker) sameAsAuto(auto *runOutput) result {
 			}
 			out = append(out, fmt.Sprintf("%d %s", e.Turn, s))
 		}
-		return out
+		return append(started, out...)
 	}
 	want, got := shape(c.out.events), shape(auto.events)
 	if strings.Join(want, "\n") != strings.Join(got, "\n") {

@@ -615,7 +615,18 @@ func (s *session) finish(ctx context.Context) {
 		s.decide()
 	}
 	now := s.now()
-	s.emit(s.norm.End(s.envs[:0], now))
+	if s.hook != nil {
+		// The decoder's last events (a turn and a session it ends at the
+		// end of the stream) go through the hook as a line's do.
+		for _, ev := range s.norm.DecodeEnd() {
+			ev, keep := s.hook.Event(s.conn, ev)
+			if keep {
+				s.emit(s.norm.StampLine(s.envs[:0], ev, nil, now))
+			}
+		}
+	} else {
+		s.emit(s.norm.End(s.envs[:0], now))
+	}
 	if !s.r.SkipTitle && ctx.Err() == nil && s.harnessSession != "" {
 		if title := probeTitle(s.proto.Name, s.harnessSession, s.r.Dir, s.r.Env); title != "" {
 			title, _ = agentstream.Clip(title, agentstream.MaxText)
