@@ -1,0 +1,478 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentstream/agentstream"
+	"github.com/agentstream/agentstream/session"
+	"github.com/agentstream/agentstream/store/sqlite"
+	"github.com/agentstream/agentstream/web/api"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// The live page is driven in Debian's chromium, as web/browser_test drives
+// the timeline: without chromium the test is skipped, unless $CI is set.
+
+func findChromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "" {
+		t.Skip("chromium is not installed (apt-get install -y chromium): skipping the browser test, which CI runs")
+	}
+	t.Fatal("chromium is not on PATH, and $CI is set")
+	return ""
+}
+
+// browserTab is one tab of a headless chromium.
+type browserTab struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+// startChromium starts a browser for the test and returns a function that
+// opens a tab.
+func startChromium(t *testing.T) func() *browserTab {
+	t.Helper()
+	path := findChromium(t)
+	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(path), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900)}
+	for _, f := range []string{"headless", "no-sandbox", "disable-gpu", "disable-background-networking", "disable-component-update", "disable-sync", "no-first-run"} {
+		opts = append(opts, chromedp.Flag(f, true))
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, cancel := chromedp.NewContext(allocCtx)
+	t.Cleanup(func() {
+		cancel()
+		cancelAlloc()
+	})
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatalf("start %s: %v", path, err)
+	}
+	return func() *browserTab {
+		ctx, cancel := chromedp.NewContext(bctx)
+		if err := chromedp.Do(ctx); err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		// Uncaught exceptions of the page fail the test.
+		messages := chromedp.Console(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for m, err := range messages {
+				if err != nil {
+					return
+				}
+				if m.IsException() {
+					t.Errorf("page exception at %s:%d: %s", m.URL, m.Line+1, m)
+				}
+			}
+		}()
+		t.Cleanup(func() {
+			cancel()
+			<-done
+		})
+		return &browserTab{t: t, ctx: ctx}
+	}
+}
+
+func (tb *browserTab) do(what string, actions ...chromedp.Action[chromedp.Void]) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		tb.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// waitFor polls the JavaScript expression until it is truthy.
+func (tb *browserTab) waitFor(what, expr string) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 40*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(10*time.Millisecond), chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		tb.t.Fatalf("waiting for %s (%s): %v", what, expr, err)
+	}
+}
+
+func evalIn[T any](tb *browserTab, expr string) T {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 30*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		tb.t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// screenshot saves the whole page as name in dir.
+func (tb *browserTab) screenshot(dir, name string) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 30*time.Second)
+	defer cancel()
+	buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		tb.t.Fatalf("screenshot: %v", err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, buf, 0o644); err != nil {
+		tb.t.Fatal(err)
+	}
+	tb.t.Logf("screenshot: %s", p)
+}
+
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// request is the CSS selector of the rendered permission request of a tool
+// call whose input has text.
+func requestOf(tool, text string) string {
+	return fmt.Sprintf(`[...document.querySelectorAll('.event[data-type="permission.request"]')].find((el) => el.textContent.includes(%s) && el.textContent.includes(%s))`, jsString("requested for "+tool), jsString(text))
+}
+
+var (
+	fakeClaudeOnce sync.Once
+	fakeClaudeBin  string
+	fakeClaudeErr  error
+)
+
+// fakeClaude builds testdata/fakeclaude, a scripted Claude Code in
+// stream-json mode that asks for permission over the control protocol.
+func fakeClaude(t *testing.T) string {
+	t.Helper()
+	fakeClaudeOnce.Do(func() {
+		fakeClaudeBin = filepath.Join(filepath.Dir(binary), "fakeclaude")
+		out, err := exec.Command("go", "build", "-o", fakeClaudeBin, "./testdata/fakeclaude").CombinedOutput()
+		if err != nil {
+			fakeClaudeErr = fmt.Errorf("go build fakeclaude: %v\n%s", err, out)
+		}
+	})
+	if fakeClaudeErr != nil {
+		t.Fatal(fakeClaudeErr)
+	}
+	return fakeClaudeBin
+}
+
+// TestLiveBrowser drives a live session from the web UI alone, in chromium,
+// against serve's handler with a profile whose harness is a real child
+// process (testdata/fakeclaude, scripted by the messages): the session is
+// started from the list's form, a tool is allowed and another denied by
+// clicking (with a message), one is allowed by the profile's policy, a
+// question is answered by clicking its option, a request answered by
+// another client gives "already answered" on a second page, a turn is
+// interrupted and the session closed. What the page showed is checked
+// against the events the API then holds.
+func TestLiveBrowser(t *testing.T) {
+	newTab := startChromium(t)
+	harness := fakeClaude(t)
+	work := t.TempDir()
+	cfg, _ := json.Marshal(map[string]any{"profiles": map[string]any{
+		"fake": map[string]any{"command": []string{harness}, "protocol": "claude-stream", "cwd": work,
+			"policy": map[string]any{"default": "ask", "rules": []any{map[string]any{"tool": "Read", "decision": "allow"}}}},
+		"other": map[string]any{"command": []string{harness}, "protocol": "claude-stream", "cwd": work},
+	}})
+	profiles, err := session.ParseProfiles(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "live.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(context.Background(), st, ln, api.Options{}, profiles, func(err error) { t.Errorf("observer: %v", err) })
+	t.Cleanup(func() {
+		srv.stop()
+		st.Close()
+	})
+	base := "http://" + ln.Addr().String()
+	shots := os.Getenv("ARTIFACTS")
+	if shots == "" {
+		if shots, err = os.MkdirTemp("", "agentstream-live-ui-"); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	const (
+		first    = "run: echo allowed"
+		second   = "read: notes.txt; run: rm -rf build"
+		denial   = "not the build directory"
+		third    = "ask: Which colour? | red | blue"
+		fourth   = "run: touch elsewhere; wait"
+		choice   = "blue"
+		question = "Which colour?"
+	)
+
+	// The list offers the server's profiles; the form starts a session
+	// and opens its page.
+	a := newTab()
+	a.do("open the list", chromedp.Navigate(base+"/"))
+	a.waitFor("the new-session form", `!document.getElementById('new-session').hidden && document.getElementById('new-profile').options.length > 0`)
+	if got := evalIn[[]string](a, `[...document.getElementById('new-profile').options].map((o) => o.value)`); !slices.Equal(got, profiles.Names()) {
+		t.Errorf("the form offers the profiles %q, want %q", got, profiles.Names())
+	}
+	a.do("fill the form",
+		chromedp.SetValue(chromedp.ID("new-profile"), "fake"),
+		chromedp.SendKeys(chromedp.ID("new-prompt"), first))
+	a.screenshot(shots, "live-new-session.png")
+	{
+		ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
+		_, err := chromedp.Run(ctx, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Click(chromedp.ID("new-submit"))))
+		cancel()
+		if err != nil {
+			t.Fatalf("start the session: %v", err)
+		}
+	}
+	a.waitFor("the session page", `location.pathname.startsWith('/sessions/') && document.getElementById('live-state').dataset.state !== ''`)
+	path := evalIn[string](a, `location.pathname`)
+	id := strings.TrimPrefix(path, "/sessions/")
+	sessURL := base + "/api/sessions/" + id
+
+	// The page records each state it shows.
+	a.do("record the states", chromedp.Evaluate[chromedp.Void](`window.__states = [document.getElementById('live-state').dataset.state];
+		new MutationObserver(() => {
+			const s = document.getElementById('live-state').dataset.state;
+			if (window.__states[window.__states.length - 1] !== s) window.__states.push(s);
+		}).observe(document.getElementById('live-state'), {attributes: true});`))
+
+	// The first message's Bash call waits for an answer: running.
+	echo := requestOf("Bash", "echo allowed")
+	a.waitFor("the first request's buttons", echo+`?.querySelector('button[data-decision="allow"]')`)
+	a.waitFor("state running", `document.getElementById('live-state').dataset.state === 'running'`)
+	if !evalIn[bool](a, visible(`document.getElementById('interrupt')`)) {
+		t.Error("no Interrupt button while the turn runs")
+	}
+	info := send(t, "GET", sessURL, nil, http.StatusOK)
+	if pend, _ := info["pending"].([]any); info["state"] != "running" || len(pend) != 1 {
+		t.Errorf("the API says state %v, pending %v; want running with one request", info["state"], info["pending"])
+	}
+	a.do("allow", chromedp.Click(chromedp.CSS(`.event[data-type="permission.request"][data-answer="pending"] button[data-decision="allow"]`)))
+	a.waitFor("the request allowed, by this page", echo+`?.dataset.outcome === 'allowed' && `+echo+`.textContent.includes('by you')`)
+	a.waitFor("state idle", `document.getElementById('live-state').dataset.state === 'idle'`)
+	if states := evalIn[[]string](a, `window.__states`); !slices.Equal(states, []string{"running", "idle"}) {
+		t.Errorf("the page showed the states %q, want running then idle", states)
+	}
+	if evalIn[bool](a, visible(`document.getElementById('interrupt')`)) {
+		t.Error("an Interrupt button while no turn runs")
+	}
+
+	// The second message, from the composer: the Read call is allowed by
+	// the policy, the Bash call denied with a message.
+	a.do("type the second message", chromedp.SendKeys(chromedp.ID("composer-text"), second))
+	a.do("send it with Enter", chromedp.SendKeys(chromedp.ID("composer-text"), kb.Enter))
+	rm := requestOf("Bash", "rm -rf build")
+	read := requestOf("Read", "notes.txt")
+	a.waitFor("the rm request's buttons", rm+`?.querySelector('button[data-decision="deny"]')`)
+	a.waitFor("the Read request allowed by the policy", read+`?.dataset.outcome === 'allowed' && `+read+`.dataset.by === 'policy' && `+read+`.querySelector('.answer').textContent.includes('by the policy')`)
+	if evalIn[string](a, `document.getElementById('composer-text').value`) != "" {
+		t.Error("the composer kept the text it sent")
+	}
+	a.screenshot(shots, "live-session-pending.png")
+	if _, err := chromedp.Call(a.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}}); err != nil {
+		t.Fatal(err)
+	}
+	a.screenshot(shots, "live-session-pending-dark.png")
+	if _, err := chromedp.Call(a.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{}); err != nil {
+		t.Fatal(err)
+	}
+	a.do("type the denial's message", chromedp.SendKeys(chromedp.CSS(`.event[data-answer="pending"] .answer-message`), denial))
+	a.do("deny", chromedp.Click(chromedp.CSS(`.event[data-answer="pending"] button[data-decision="deny"]`)))
+	a.waitFor("the rm request denied", rm+`?.dataset.outcome === 'denied' && `+rm+`.textContent.includes(`+jsString(denial)+`)`)
+	a.waitFor("state idle after m2", `document.querySelector('.event[data-type="message.completed"][data-message-id="m2"]') && document.getElementById('live-state').dataset.state === 'idle'`)
+
+	// The third asks a question: its options are buttons.
+	a.do("send the third message", chromedp.SendKeys(chromedp.ID("composer-text"), third+kb.Enter))
+	q := `document.querySelector('.event[data-type="question"][data-answer="pending"]')`
+	a.waitFor("the question's options", q+`?.querySelector('.option-btn')`)
+	if got := evalIn[[]string](a, `[...`+q+`.querySelectorAll('.option-btn')].map((b) => b.textContent)`); !slices.Equal(got, []string{"red", "blue"}) {
+		t.Errorf("the question offers %q, want red and blue", got)
+	}
+	a.do("choose", chromedp.Click(chromedp.CSS(`.event[data-type="question"][data-answer="pending"] .option-btn:nth-of-type(2)`)))
+	a.waitFor("the question answered", `document.querySelector('.event[data-type="question"]').dataset.outcome === 'answered'`)
+	a.waitFor("state idle after m3", `document.querySelector('.event[data-type="message.completed"][data-message-id="m3"]') && document.getElementById('live-state').dataset.state === 'idle'`)
+
+	// The fourth: a request that another client answers while a second
+	// page, whose stream is held back, still shows its buttons; its click
+	// is told "already answered".
+	a.do("send the fourth message", chromedp.SendKeys(chromedp.ID("composer-text"), fourth+kb.Enter))
+	touch := requestOf("Bash", "touch elsewhere")
+	a.waitFor("the touch request", touch+`?.dataset.answer === 'pending'`)
+	b := newTab()
+	paused := chromedp.Events(b.ctx, fetch.RequestPaused)
+	held := make(chan fetch.RequestID, 16)
+	go func() {
+		for ev, err := range paused {
+			if err != nil {
+				return
+			}
+			held <- ev.RequestID
+		}
+	}()
+	if _, err := chromedp.Call(b.ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*/stream*"}}}); err != nil {
+		t.Fatal(err)
+	}
+	b.do("open the second page", chromedp.Navigate(base+path))
+	b.waitFor("the second page's buttons", touch+`?.querySelector('button[data-decision="allow"]')`)
+	var rid string
+	for _, r := range send(t, "GET", sessURL, nil, http.StatusOK)["pending"].([]any) {
+		if m, _ := r.(map[string]any); m["tool"] == "Bash" {
+			rid, _ = m["requestId"].(string)
+		}
+	}
+	post(t, sessURL+"/requests/"+rid, map[string]any{"decision": "allow"}, http.StatusOK)
+	a.waitFor("the first page to show it answered elsewhere", touch+`?.dataset.outcome === 'allowed' && `+touch+`.textContent.includes('elsewhere')`)
+	b.do("allow on the second page", chromedp.Click(chromedp.CSS(`.event[data-request-id="`+rid+`"] button[data-decision="allow"]`)))
+	b.waitFor("already answered", touch+`?.querySelector('.answer-error')?.textContent.startsWith('Already answered')`)
+	for len(held) > 0 {
+		if _, err := chromedp.Call(b.ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: <-held}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.waitFor("the second page to follow again", touch+`?.dataset.outcome === 'allowed' && `+touch+`.textContent.includes('elsewhere')`)
+
+	// Its wait runs until the Interrupt button ends the turn.
+	wait := requestOf("Bash", "sleep 600")
+	a.waitFor("the wait request", wait+`?.dataset.answer === 'pending'`)
+	a.do("allow the wait", chromedp.Click(chromedp.CSS(`.event[data-request-id][data-answer="pending"] button[data-decision="allow"]`)))
+	a.waitFor("the wait allowed", wait+`?.dataset.outcome === 'allowed'`)
+	a.do("interrupt", chromedp.Click(chromedp.ID("interrupt")))
+	a.waitFor("m4 cancelled", `document.querySelector('.event[data-type="message.completed"][data-message-id="m4"]')?.dataset.status === 'cancelled'`)
+	a.waitFor("state idle after the interrupt", `document.getElementById('live-state').dataset.state === 'idle'`)
+	a.screenshot(shots, "live-session.png")
+
+	// Close: the composer is disabled and says why.
+	a.do("close", chromedp.Click(chromedp.ID("close-session")))
+	a.waitFor("state closed", `document.getElementById('live-state').dataset.state === 'closed'`)
+	a.waitFor("the composer disabled", `document.getElementById('composer-text').disabled && document.getElementById('composer-send').disabled &&
+		document.getElementById('composer-note').textContent.includes('closed')`)
+	if evalIn[bool](a, visible(`document.getElementById('close-session')`)+` || `+visible(`document.getElementById('interrupt')`)) {
+		t.Error("Close session or Interrupt still offered on a closed session")
+	}
+	a.screenshot(shots, "live-session-closed.png")
+
+	// What the API holds is what was clicked.
+	var envs []agentstream.Envelope
+	resp, err := http.Get(sessURL + "/events?limit=5000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw []json.RawMessage
+	if err := json.NewDecoder(resp.Body).Decode(&raw); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for _, r := range raw {
+		e, err := agentstream.ParseEnvelope(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		envs = append(envs, e)
+	}
+	calls := map[string]string{}   // callId -> summary or command
+	asked := map[string]string{}   // requestId -> callId
+	results := map[string]*agentstream.ToolResult{}
+	type res struct{ outcome, by, answer string }
+	resolved := map[string]res{} // callId -> resolution
+	var completed, sent, states []string
+	for _, e := range envs {
+		switch p := e.Payload.(type) {
+		case *agentstream.ToolCall:
+			calls[p.CallID] = p.Input
+		case *agentstream.PermissionRequest:
+			asked[p.RequestID] = p.CallID
+		case *agentstream.RequestResolved:
+			if _, ok := resolved[asked[p.RequestID]]; ok {
+				t.Errorf("request %s resolved twice", p.RequestID)
+			}
+			resolved[asked[p.RequestID]] = res{p.Outcome, p.By, p.Answer}
+		case *agentstream.ToolResult:
+			results[p.CallID] = p
+		case *agentstream.SentCompleted:
+			completed = append(completed, p.MessageID+" "+p.Status)
+		case *agentstream.Message:
+			if p.Role == agentstream.RoleUser {
+				sent = append(sent, p.Text)
+			}
+		case *agentstream.SessionState:
+			states = append(states, p.State)
+		}
+	}
+	callWith := func(text string) string {
+		for id, in := range calls {
+			if strings.Contains(in, text) {
+				return id
+			}
+		}
+		t.Errorf("no tool call with %q", text)
+		return ""
+	}
+	check := func(text string, want res) {
+		t.Helper()
+		c := callWith(text)
+		got := resolved[c]
+		if want.answer == "" {
+			got.answer = ""
+		}
+		if got != want {
+			t.Errorf("the call with %q was resolved %+v, want %+v", text, got, want)
+		}
+	}
+	check("echo allowed", res{agentstream.OutcomeAllowed, agentstream.ResolvedByPerson, ""})
+	check("notes.txt", res{agentstream.OutcomeAllowed, agentstream.ResolvedByPolicy, ""})
+	check("rm -rf build", res{agentstream.OutcomeDenied, agentstream.ResolvedByPerson, denial})
+	check("touch elsewhere", res{agentstream.OutcomeAllowed, agentstream.ResolvedByPerson, ""})
+	check("sleep 600", res{agentstream.OutcomeAllowed, agentstream.ResolvedByPerson, ""})
+	if c := callWith(question); !strings.Contains(resolved[c].answer, choice) || resolved[c].outcome != agentstream.OutcomeAnswered {
+		t.Errorf("the question was resolved %+v, want answered %q", resolved[c], choice)
+	}
+	if r := results[callWith("echo allowed")]; r == nil || r.IsError || r.Output != "ran echo allowed" {
+		t.Errorf("the allowed call's result: %+v", r)
+	}
+	if r := results[callWith("rm -rf build")]; r == nil || !r.IsError || r.Output != denial {
+		t.Errorf("the denied call's result: %+v, want an error saying %q", r, denial)
+	}
+	if r := results[callWith(question)]; r == nil || !strings.Contains(r.Output, `"`+question+`":"`+choice+`"`) {
+		t.Errorf("the question's result: %+v, want the answer %q", r, choice)
+	}
+	if want := []string{first, second, third, fourth}; !slices.Equal(sent, want) {
+		t.Errorf("the user messages %q, want %q", sent, want)
+	}
+	if want := []string{"m1 succeeded", "m2 succeeded", "m3 succeeded", "m4 cancelled"}; !slices.Equal(completed, want) {
+		t.Errorf("messages completed %q, want %q", completed, want)
+	}
+	if len(states) < 2 || states[len(states)-1] != agentstream.StateClosed || !slices.Contains(states, agentstream.StateInterrupting) {
+		t.Errorf("states %q: want an interrupting and closed at the end", states)
+	}
+	post(t, sessURL+"/messages", map[string]any{"text": "late"}, http.StatusConflict)
+}
+
+// visible is a JavaScript expression true when the element is rendered.
+func visible(el string) string {
+	return "((el) => !!el && el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden')(" + el + ")"
+}
