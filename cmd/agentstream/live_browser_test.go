@@ -191,7 +191,8 @@ func TestLiveBrowser(t *testing.T) {
 	cfg, _ := json.Marshal(map[string]any{"profiles": map[string]any{
 		"fake": map[string]any{"command": []string{harness}, "protocol": "claude-stream", "cwd": work,
 			"policy": map[string]any{"default": "ask", "rules": []any{map[string]any{"tool": "Read", "decision": "allow"}}}},
-		"other": map[string]any{"command": []string{harness}, "protocol": "claude-stream", "cwd": work},
+		"other":  map[string]any{"command": []string{harness}, "protocol": "claude-stream", "cwd": work},
+		"broken": map[string]any{"command": []string{filepath.Join(work, "no-such-harness")}, "protocol": "claude-stream", "cwd": work},
 	}})
 	profiles, err := session.ParseProfiles(cfg)
 	if err != nil {
@@ -228,28 +229,24 @@ func TestLiveBrowser(t *testing.T) {
 		question = "Which colour?"
 	)
 
-	// The list offers the server's profiles; the form starts a session
-	// and opens its page.
+	// The list offers the server's profiles; a profile that cannot start
+	// says why on the form; the form starts a session and opens its page.
 	a := newTab()
 	a.do("open the list", chromedp.Navigate(base+"/"))
 	a.waitFor("the new-session form", `!document.getElementById('new-session').hidden && document.getElementById('new-profile').options.length > 0`)
 	if got := evalIn[[]string](a, `[...document.getElementById('new-profile').options].map((o) => o.value)`); !slices.Equal(got, profiles.Names()) {
 		t.Errorf("the form offers the profiles %q, want %q", got, profiles.Names())
 	}
-	a.do("fill the form",
-		chromedp.SetValue(chromedp.ID("new-profile"), "fake"),
-		chromedp.SendKeys(chromedp.ID("new-prompt"), first))
-	a.screenshot(shots, "live-new-session.png")
-	{
-		ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
-		_, err := chromedp.Run(ctx, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Click(chromedp.ID("new-submit"))))
-		cancel()
-		if err != nil {
-			t.Fatalf("start the session: %v", err)
-		}
+	a.do("start the broken profile",
+		chromedp.SetValue(chromedp.ID("new-profile"), "broken"),
+		chromedp.Click(chromedp.ID("new-submit")))
+	a.waitFor("the form's error", `!document.getElementById('new-error').hidden && document.getElementById('new-error').textContent.includes('broken')`)
+	t.Logf("a profile that cannot start: %s", evalIn[string](a, `document.getElementById('new-error').textContent`))
+	if !evalIn[bool](a, `location.pathname === '/' && !document.getElementById('new-submit').disabled`) {
+		t.Error("the form left the list, or stayed disabled, after an error")
 	}
-	a.waitFor("the session page", `location.pathname.startsWith('/sessions/') && document.getElementById('live-state').dataset.state !== ''`)
-	path := evalIn[string](a, `location.pathname`)
+	a.screenshot(shots, "live-new-session.png")
+	path := startFromForm(t, a, "fake", first)
 	id := strings.TrimPrefix(path, "/sessions/")
 	sessURL := base + "/api/sessions/" + id
 
@@ -394,8 +391,8 @@ func TestLiveBrowser(t *testing.T) {
 		}
 		envs = append(envs, e)
 	}
-	calls := map[string]string{}   // callId -> summary or command
-	asked := map[string]string{}   // requestId -> callId
+	calls := map[string]string{} // callId -> summary or command
+	asked := map[string]string{} // requestId -> callId
 	results := map[string]*agentstream.ToolResult{}
 	type res struct{ outcome, by, answer string }
 	resolved := map[string]res{} // callId -> resolution
@@ -472,7 +469,76 @@ func TestLiveBrowser(t *testing.T) {
 	post(t, sessURL+"/messages", map[string]any{"text": "late"}, http.StatusConflict)
 }
 
+// startFromForm starts a session of profile from the list's form, with a
+// first message, and returns the path of the page it opens.
+func startFromForm(t *testing.T, a *browserTab, profile, prompt string) string {
+	t.Helper()
+	a.do("fill the form",
+		chromedp.SetValue(chromedp.ID("new-profile"), profile),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('new-prompt').value = ''`),
+		chromedp.SendKeys(chromedp.ID("new-prompt"), prompt))
+	ctx, cancel := context.WithTimeout(a.ctx, 60*time.Second)
+	_, err := chromedp.Run(ctx, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Click(chromedp.ID("new-submit"))))
+	cancel()
+	if err != nil {
+		t.Fatalf("start the session: %v", err)
+	}
+	a.waitFor("the session page", `location.pathname.startsWith('/sessions/') && document.getElementById('live-state').dataset.state !== ''`)
+	return evalIn[string](a, `location.pathname`)
+}
+
 // visible is a JavaScript expression true when the element is rendered.
 func visible(el string) string {
 	return "((el) => !!el && el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden')(" + el + ")"
+}
+
+// TestLiveBrowserLab drives real Claude Code (the lab's, against the
+// simulator playing session/testdata/permissions.json) from the web UI: the
+// session started from the form, its first command allowed and its second
+// denied by clicking, a second message sent from the composer, the session
+// closed. It is skipped without $AGENTSTREAM_LAB.
+func TestLiveBrowserLab(t *testing.T) {
+	base, run := liveServer(t, "claude-stream", "../../session/testdata/permissions.json", "claude-stream", []string{"claude", "-p"})
+	newTab := startChromium(t)
+	a := newTab()
+	a.do("open the list", chromedp.Navigate(base+"/"))
+	a.waitFor("the new-session form", `!document.getElementById('new-session').hidden && document.getElementById('new-profile').options.length > 0`)
+	path := startFromForm(t, a, "lab", "Run the two lab commands.")
+	sessURL := base + "/api/sessions/" + strings.TrimPrefix(path, "/sessions/")
+	const denial = "lab: not this one"
+	pending := func(text string) string {
+		return fmt.Sprintf(`[...document.querySelectorAll('.event[data-type="permission.request"][data-answer="pending"]')].find((el) => el.textContent.includes(%s))`, jsString(text))
+	}
+	a.waitFor("the allowed command's request", pending("touch lab-allowed.txt")+`?.querySelector('button[data-decision="allow"]')`)
+	a.do("allow", chromedp.Click(chromedp.CSS(`.event[data-answer="pending"] button[data-decision="allow"]`)))
+	a.waitFor("the denied command's request", pending("rm -f lab-denied.txt")+`?.querySelector('button[data-decision="deny"]')`)
+	a.do("deny with a message",
+		chromedp.SendKeys(chromedp.CSS(`.event[data-answer="pending"] .answer-message`), denial),
+		chromedp.Click(chromedp.CSS(`.event[data-answer="pending"] button[data-decision="deny"]`)))
+	a.waitFor("m1 done, idle", `document.querySelector('.event[data-type="message.completed"][data-message-id="m1"]') && document.getElementById('live-state').dataset.state === 'idle'`)
+	a.do("send the second message", chromedp.SendKeys(chromedp.ID("composer-text"), "Second lab message."+kb.Enter))
+	a.waitFor("m2 done, idle", `document.querySelector('.event[data-type="message.completed"][data-message-id="m2"]')?.dataset.status === 'succeeded' && document.getElementById('live-state').dataset.state === 'idle'`)
+	a.do("close", chromedp.Click(chromedp.ID("close-session")))
+	a.waitFor("closed", `document.getElementById('live-state').dataset.state === 'closed' && document.getElementById('composer-text').disabled`)
+	if _, err := os.Stat(filepath.Join(run.Work, "lab-allowed.txt")); err != nil {
+		t.Errorf("the allowed command did not run: %v", err)
+	}
+	resp, err := http.Get(sessURL + "/events?types=request.resolved")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got []struct {
+		Payload agentstream.RequestResolved `json:"payload"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	var outcomes []string
+	for _, r := range got {
+		outcomes = append(outcomes, r.Payload.Outcome+" by "+r.Payload.By)
+	}
+	if want := []string{"allowed by person", "denied by person"}; !slices.Equal(outcomes, want) {
+		t.Errorf("requests resolved %q, want %q", outcomes, want)
+	}
 }
