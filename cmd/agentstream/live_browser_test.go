@@ -19,6 +19,7 @@ import (
 	"github.com/agentstream/agentstream/session"
 	"github.com/agentstream/agentstream/store/sqlite"
 	"github.com/agentstream/agentstream/web/api"
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/page"
@@ -257,6 +258,22 @@ func TestLiveBrowser(t *testing.T) {
 			if (window.__states[window.__states.length - 1] !== s) window.__states.push(s);
 		}).observe(document.getElementById('live-state'), {attributes: true});`))
 
+	// From now until the first turn ended, the page's requests for the
+	// session's record are held back: the state it shows comes from the
+	// event stream alone.
+	heldInfo := make(chan fetch.RequestID, 64)
+	go func() {
+		for ev, err := range chromedp.Events(a.ctx, fetch.RequestPaused) {
+			if err != nil {
+				return
+			}
+			heldInfo <- ev.RequestID
+		}
+	}()
+	if _, err := chromedp.Call(a.ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*/api/sessions/" + id}}}); err != nil {
+		t.Fatal(err)
+	}
+
 	// The first message's Bash call waits for an answer: running.
 	echo := requestOf("Bash", "echo allowed")
 	a.waitFor("the first request's buttons", echo+`?.querySelector('button[data-decision="allow"]')`)
@@ -271,11 +288,19 @@ func TestLiveBrowser(t *testing.T) {
 	a.do("allow", chromedp.Click(chromedp.CSS(`.event[data-type="permission.request"][data-answer="pending"] button[data-decision="allow"]`)))
 	a.waitFor("the request allowed, by this page", echo+`?.dataset.outcome === 'allowed' && `+echo+`.textContent.includes('by you')`)
 	a.waitFor("state idle", `document.getElementById('live-state').dataset.state === 'idle'`)
-	if states := evalIn[[]string](a, `window.__states`); !slices.Equal(states, []string{"running", "idle"}) {
+	// The page may have opened before the first message started its turn.
+	if states := evalIn[[]string](a, `window.__states`); !slices.Equal(strings.Fields(strings.TrimPrefix(strings.Join(states, " "), "idle ")), []string{"running", "idle"}) {
 		t.Errorf("the page showed the states %q, want running then idle", states)
 	}
 	if evalIn[bool](a, visible(`document.getElementById('interrupt')`)) {
 		t.Error("an Interrupt button while no turn runs")
+	}
+	if _, err := chromedp.Call(a.ctx, fetch.Disable, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	for len(heldInfo) > 0 {
+		// Disabling lets them through; continue them all the same.
+		_, _ = chromedp.Call(a.ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: <-heldInfo})
 	}
 
 	// The second message, from the composer: the Read call is allowed by
@@ -346,12 +371,20 @@ func TestLiveBrowser(t *testing.T) {
 	a.waitFor("the first page to show it answered elsewhere", touch+`?.dataset.outcome === 'allowed' && `+touch+`.textContent.includes('elsewhere')`)
 	b.do("allow on the second page", chromedp.Click(chromedp.CSS(`.event[data-request-id="`+rid+`"] button[data-decision="allow"]`)))
 	b.waitFor("already answered", touch+`?.querySelector('.answer-error')?.textContent.startsWith('Already answered')`)
-	for len(held) > 0 {
-		if _, err := chromedp.Call(b.ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: <-held}); err != nil {
+	// The second page's stream was asked for when its events were loaded:
+	// let it through now.
+	select {
+	case rid := <-held:
+		if _, err := chromedp.Call(b.ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: rid}); err != nil {
 			t.Fatal(err)
 		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the second page never asked for its event stream")
 	}
-	b.waitFor("the second page to follow again", touch+`?.dataset.outcome === 'allowed' && `+touch+`.textContent.includes('elsewhere')`)
+	if _, err := chromedp.Call(b.ctx, fetch.Disable, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	b.waitFor("the second page to follow again", touch+`?.dataset.outcome === 'allowed' && `+touch+`.textContent.includes('elsewhere') && `+touch+`.textContent.includes('Already answered')`)
 
 	// Its wait runs until the Interrupt button ends the turn.
 	wait := requestOf("Bash", "sleep 600")

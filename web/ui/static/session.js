@@ -1875,6 +1875,8 @@ class RequestView {
     this.shown = '';
     this.busy = false;
     this.superseded = false;
+    this.sent = false;  // answered from this page; its request.resolved is awaited
+    this.refused = ''; // why the server refused this page's answer (409, 404)
     this.box = h('div', { class: 'answer', dataset: { requestId: this.id } });
     el.append(this.box);
     el.dataset.requestId = this.id;
@@ -1898,7 +1900,7 @@ class RequestView {
 
   update() {
     const res = this.resolution();
-    const state = res ? 'resolved' : this.asks() ? 'pending' : 'none';
+    const state = res ? 'resolved' : this.refused ? 'refused' : this.sent ? 'sent' : this.asks() ? 'pending' : 'none';
     this.el.dataset.answer = state;
     if (res) {
       this.el.dataset.outcome = str(res.outcome);
@@ -1909,6 +1911,8 @@ class RequestView {
     this.shown = key;
     if (res) this.showResolved(res);
     else if (state === 'pending') this.showButtons();
+    else if (state === 'sent') this.box.replaceChildren(h('div', { class: 'answer-done answer-wait', text: 'answered: waiting for the session…' }));
+    else if (state === 'refused') this.box.replaceChildren(h('p', { class: 'answer-error', role: 'alert', text: this.refused }));
     else this.box.replaceChildren();
   }
 
@@ -1922,6 +1926,7 @@ class RequestView {
       h('span', { class: 'answer-outcome', text: outcome }),
       who ? h('span', { class: 'answer-by', text: ' ' + who }) : null,
       answer ? h('span', { class: 'answer-text', text: ': ' + answer }) : null));
+    if (this.refused) this.box.append(h('p', { class: 'answer-error', role: 'alert', text: this.refused }));
   }
 
   showError(text) {
@@ -1944,23 +1949,19 @@ class RequestView {
     try {
       await apiSend('POST', base + '/requests/' + encodeURIComponent(this.id), body);
       L.mine.add(this.id);
-      this.busy = false;
-      this.shown = '';
-      this.box.replaceChildren(h('div', { class: 'answer-done answer-wait', text: 'answered: waiting for the session…' }));
-      this.shown = 'sent';
-      this.update();
+      this.sent = true;
     } catch (err) {
-      this.setBusy(false);
-      if (err.status === 409) {
-        this.showError('Already answered: ' + err.message);
-        this.box.querySelector('.answer-buttons')?.remove();
-      } else if (err.status === 404) {
-        this.showError('The session no longer waits for this request: ' + err.message);
-        this.box.querySelector('.answer-buttons')?.remove();
-      } else {
+      if (err.status === 409) this.refused = 'Already answered: ' + err.message;
+      else if (err.status === 404) this.refused = 'The session no longer waits for this request: ' + err.message;
+      else {
+        // The answer may be sent again.
+        this.setBusy(false);
         this.showError('The answer was not taken: ' + err.message);
+        return;
       }
     }
+    this.busy = false;
+    this.update();
   }
 
   showButtons() {
