@@ -224,10 +224,12 @@ func TestLiveBrowser(t *testing.T) {
 		first    = "run: echo allowed"
 		second   = "read: notes.txt; run: rm -rf build"
 		denial   = "not the build directory"
-		third    = "ask: Which colour? | red | blue"
+		third    = "ask: Which colour? | red | blue; ask: Which name? | Ann | Bob"
 		fourth   = "run: touch elsewhere; wait"
 		choice   = "blue"
 		question = "Which colour?"
+		named    = "Which name?"
+		ownName  = "Zed"
 	)
 
 	// The list offers the server's profiles; a profile that cannot start
@@ -337,7 +339,15 @@ func TestLiveBrowser(t *testing.T) {
 	}
 	a.do("choose", chromedp.Click(chromedp.CSS(`.event[data-type="question"][data-answer="pending"] .option-btn:nth-of-type(2)`)))
 	a.waitFor("the question answered", `document.querySelector('.event[data-type="question"]').dataset.outcome === 'answered'`)
+	// The second question is answered with text of one's own.
+	a.waitFor("the second question", `document.querySelectorAll('.event[data-type="question"]').length === 2 && `+q+`?.querySelector('.answer-free')`)
+	a.do("answer in words", chromedp.SendKeys(chromedp.CSS(`.event[data-type="question"][data-answer="pending"] .answer-free`), ownName+kb.Enter))
+	a.waitFor("the second question answered", `document.querySelectorAll('.event[data-type="question"]')[1].dataset.outcome === 'answered'`)
 	a.waitFor("state idle after m3", `document.querySelector('.event[data-type="message.completed"][data-message-id="m3"]') && document.getElementById('live-state').dataset.state === 'idle'`)
+	if got := evalIn[[]string](a, `[...document.querySelectorAll('.event[data-type="question"] .answer')].map((el) => el.textContent)`); len(got) != 2 ||
+		!strings.Contains(got[0], "by you") || !strings.Contains(got[0], choice) || !strings.Contains(got[1], "by you") || !strings.Contains(got[1], ownName) {
+		t.Errorf("the questions show %q, want each answered by you with its answer", got)
+	}
 
 	// The fourth: a request that another client answers while a second
 	// page, whose stream is held back, still shows its buttons; its click
@@ -389,7 +399,9 @@ func TestLiveBrowser(t *testing.T) {
 	// Its wait runs until the Interrupt button ends the turn.
 	wait := requestOf("Bash", "sleep 600")
 	a.waitFor("the wait request", wait+`?.dataset.answer === 'pending'`)
-	a.do("allow the wait", chromedp.Click(chromedp.CSS(`.event[data-request-id][data-answer="pending"] button[data-decision="allow"]`)))
+	a.do("allow the wait from the keyboard",
+		chromedp.Focus(chromedp.CSS(`.event[data-request-id][data-answer="pending"] button[data-decision="allow"]`)),
+		chromedp.KeyEvent(kb.Enter))
 	a.waitFor("the wait allowed", wait+`?.dataset.outcome === 'allowed'`)
 	a.do("interrupt", chromedp.Click(chromedp.ID("interrupt")))
 	a.waitFor("m4 cancelled", `document.querySelector('.event[data-type="message.completed"][data-message-id="m4"]')?.dataset.status === 'cancelled'`)
@@ -436,9 +448,16 @@ func TestLiveBrowser(t *testing.T) {
 			calls[p.CallID] = p.Input
 		case *agentstream.PermissionRequest:
 			asked[p.RequestID] = p.CallID
+		case *agentstream.Question:
+			asked[p.RequestID] = p.CallID
 		case *agentstream.RequestResolved:
+			if p.By == "" {
+				// A question's tool result also resolves it, for the
+				// harness: the session's resolution says who answered.
+				continue
+			}
 			if _, ok := resolved[asked[p.RequestID]]; ok {
-				t.Errorf("request %s resolved twice", p.RequestID)
+				t.Errorf("request %s resolved twice: %+v, then %+v", p.RequestID, resolved[asked[p.RequestID]], p)
 			}
 			resolved[asked[p.RequestID]] = res{p.Outcome, p.By, p.Answer}
 		case *agentstream.ToolResult:
@@ -489,6 +508,9 @@ func TestLiveBrowser(t *testing.T) {
 	}
 	if r := results[callWith(question)]; r == nil || !strings.Contains(r.Output, `"`+question+`":"`+choice+`"`) {
 		t.Errorf("the question's result: %+v, want the answer %q", r, choice)
+	}
+	if r := results[callWith(named)]; r == nil || !strings.Contains(r.Output, `"`+named+`":"`+ownName+`"`) {
+		t.Errorf("the second question's result: %+v, want the answer %q", r, ownName)
 	}
 	if want := []string{first, second, third, fourth}; !slices.Equal(sent, want) {
 		t.Errorf("the user messages %q, want %q", sent, want)

@@ -1884,12 +1884,11 @@ class RequestView {
 
   // resolution is the request.resolved of this request, or of the other
   // request of its call (a question is also a permission request).
+  // The session's resolution, which says who answered, wins over the one
+  // the harness's tool result gives (a question's, with no "by").
   resolution() {
-    if (L.resolved.has(this.id)) return L.resolved.get(this.id);
-    for (const other of L.byCall.get(this.callId) || []) {
-      if (other !== this && L.resolved.has(other.id)) return L.resolved.get(other.id);
-    }
-    return null;
+    const found = [this, ...(L.byCall.get(this.callId) || [])].map((v) => L.resolved.get(v.id)).filter(Boolean);
+    return found.find((r) => typeof r.by === 'string' && r.by) || found[0] || null;
   }
 
   // asks is whether the request still waits for an answer from here.
@@ -1995,16 +1994,13 @@ class RequestView {
     const qs = (Array.isArray(p.questions) ? p.questions : []).filter((q) => q && typeof q.question === 'string');
     const picks = qs.map(() => new Set());
     const texts = [];
-    const answers = () => {
-      const out = {};
-      qs.forEach((q, i) => {
-        const free = texts[i].value.trim();
-        const chosen = [...picks[i]];
-        if (free) chosen.push(free);
-        if (chosen.length) out[q.question] = chosen.join(', ');
-      });
-      return out;
-    };
+    // Object.fromEntries makes own keys of any question text ("__proto__" too).
+    const answers = () => Object.fromEntries(qs.map((q, i) => {
+      const chosen = [...picks[i]];
+      const free = texts[i].value.trim();
+      if (free) chosen.push(free);
+      return [q.question, chosen.join(', ')];
+    }).filter(([, a]) => a));
     const form = h('div', { class: 'answer-buttons answer-question', role: 'group', 'aria-label': 'Answer the question' });
     qs.forEach((q, i) => {
       const row = h('div', { class: 'answer-row' });
@@ -2014,7 +2010,7 @@ class RequestView {
         if (!o || typeof o.label !== 'string') continue;
         const b = h('button', { type: 'button', class: 'option-btn', 'aria-pressed': 'false', title: str(o.description), text: o.label });
         b.addEventListener('click', () => {
-          if (single) { this.post({ decision: 'allow', answers: { [q.question]: o.label } }); return; }
+          if (single) { this.post({ decision: 'allow', answers: Object.fromEntries([[q.question, o.label]]) }); return; }
           if (!q.multiSelect) {
             picks[i].clear();
             for (const x of row.querySelectorAll('.option-btn')) x.setAttribute('aria-pressed', 'false');
