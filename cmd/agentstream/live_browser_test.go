@@ -337,6 +337,7 @@ func TestLiveBrowser(t *testing.T) {
 	if got := evalIn[[]string](a, `[...`+q+`.querySelectorAll('.option-btn')].map((b) => b.textContent)`); !slices.Equal(got, []string{"red", "blue"}) {
 		t.Errorf("the question offers %q, want red and blue", got)
 	}
+	a.screenshot(shots, "live-session-question.png")
 	a.do("choose", chromedp.Click(chromedp.CSS(`.event[data-type="question"][data-answer="pending"] .option-btn:nth-of-type(2)`)))
 	a.waitFor("the question answered", `document.querySelector('.event[data-type="question"]').dataset.outcome === 'answered'`)
 	// The second question is answered with text of one's own.
