@@ -226,6 +226,8 @@ func TestLiveBrowser(t *testing.T) {
 		denial   = "not the build directory"
 		third    = "ask: Which colour? | red | blue; ask: Which name? | Ann | Bob"
 		fourth   = "run: touch elsewhere; wait"
+		fifth    = "wait"
+		sixth    = "after the interrupt"
 		choice   = "blue"
 		question = "Which colour?"
 		named    = "Which name?"
@@ -409,6 +411,21 @@ func TestLiveBrowser(t *testing.T) {
 	a.waitFor("state idle after the interrupt", `document.getElementById('live-state').dataset.state === 'idle'`)
 	a.screenshot(shots, "live-session.png")
 
+	// A message sent with the mode interrupt stops the running turn first.
+	a.do("send the fifth message", chromedp.SendKeys(chromedp.ID("composer-text"), fifth+kb.Enter))
+	a.waitFor("the fifth's wait request", `[...document.querySelectorAll('.event[data-type="permission.request"][data-answer="pending"]')].some((el) => el.textContent.includes('sleep 600'))`)
+	a.do("allow it", chromedp.Click(chromedp.CSS(`.event[data-answer="pending"] button[data-decision="allow"]`)))
+	a.waitFor("its call running", `document.getElementById('live-state').dataset.state === 'running' && !document.querySelector('.event[data-answer="pending"]')`)
+	a.do("send with the mode interrupt",
+		chromedp.SetValue(chromedp.ID("composer-mode"), "interrupt"),
+		chromedp.SendKeys(chromedp.ID("composer-text"), sixth+kb.Enter))
+	a.waitFor("m5 cancelled, m6 done", `document.querySelector('.event[data-type="message.completed"][data-message-id="m5"]')?.dataset.status === 'cancelled' &&
+		document.querySelector('.event[data-type="message.completed"][data-message-id="m6"]')?.dataset.status === 'succeeded' &&
+		document.getElementById('live-state').dataset.state === 'idle'`)
+	if got := evalIn[string](a, `document.querySelector('.event[data-type="message.accepted"][data-message-id="m6"]').textContent`); !strings.Contains(got, "interrupt") {
+		t.Errorf("m6's acceptance shows %q, want its mode interrupt", got)
+	}
+
 	// Close: the composer is disabled and says why.
 	a.do("close", chromedp.Click(chromedp.ID("close-session")))
 	a.waitFor("state closed", `document.getElementById('live-state').dataset.state === 'closed'`)
@@ -497,7 +514,18 @@ func TestLiveBrowser(t *testing.T) {
 	check("notes.txt", res{agentstream.OutcomeAllowed, agentstream.ResolvedByPolicy, ""})
 	check("rm -rf build", res{agentstream.OutcomeDenied, agentstream.ResolvedByPerson, denial})
 	check("touch elsewhere", res{agentstream.OutcomeAllowed, agentstream.ResolvedByPerson, ""})
-	check("sleep 600", res{agentstream.OutcomeAllowed, agentstream.ResolvedByPerson, ""})
+	waits := 0
+	for c, in := range calls {
+		if strings.Contains(in, "sleep 600") {
+			waits++
+			if got := resolved[c]; got.outcome != agentstream.OutcomeAllowed || got.by != agentstream.ResolvedByPerson {
+				t.Errorf("a wait was resolved %+v, want allowed by a person", got)
+			}
+		}
+	}
+	if waits != 2 {
+		t.Errorf("%d waits, want the fourth's and the fifth's", waits)
+	}
 	if c := callWith(question); !strings.Contains(resolved[c].answer, choice) || resolved[c].outcome != agentstream.OutcomeAnswered {
 		t.Errorf("the question was resolved %+v, want answered %q", resolved[c], choice)
 	}
@@ -513,10 +541,10 @@ func TestLiveBrowser(t *testing.T) {
 	if r := results[callWith(named)]; r == nil || !strings.Contains(r.Output, `"`+named+`":"`+ownName+`"`) {
 		t.Errorf("the second question's result: %+v, want the answer %q", r, ownName)
 	}
-	if want := []string{first, second, third, fourth}; !slices.Equal(sent, want) {
+	if want := []string{first, second, third, fourth, fifth, sixth}; !slices.Equal(sent, want) {
 		t.Errorf("the user messages %q, want %q", sent, want)
 	}
-	if want := []string{"m1 succeeded", "m2 succeeded", "m3 succeeded", "m4 cancelled"}; !slices.Equal(completed, want) {
+	if want := []string{"m1 succeeded", "m2 succeeded", "m3 succeeded", "m4 cancelled", "m5 cancelled", "m6 succeeded"}; !slices.Equal(completed, want) {
 		t.Errorf("messages completed %q, want %q", completed, want)
 	}
 	if len(states) < 2 || states[len(states)-1] != agentstream.StateClosed || !slices.Contains(states, agentstream.StateInterrupting) {
