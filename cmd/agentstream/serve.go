@@ -28,7 +28,10 @@ With --profiles FILE, the API also starts live sessions, of those profiles
 only: POST /api/sessions {"profile", "prompt"?, "policy"?}, then messages,
 interrupts, answers to permission requests, and DELETE to close. The file is
 {"profiles": {"NAME": {"command": [...], "protocol": "...", "cwd": "...",
-"env": {...}, "policy": {...}}}}; no request can name a command.`
+"env": {...}, "policy": {...}}}}; no request can name a command. The web
+UI then offers a New session form on the list, and on a live session's page
+its state, a composer, Interrupt, Close session and buttons to answer its
+permission requests and questions.`
 
 func cmdServe(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "serve", "[--db PATH] [--addr 127.0.0.1:8377] [--token T]", serveDoc)

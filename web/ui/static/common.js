@@ -109,6 +109,33 @@ export async function api(path, params, signal) {
   return res.json();
 }
 
+/**
+ * apiSend sends a JSON body (or none) with method to the API and returns the
+ * JSON answer ({} when it has none). A failure throws an APIError with the
+ * server's error message and status (409, say, for a request answered
+ * already).
+ */
+export async function apiSend(method, path, body) {
+  let res;
+  const init = { method, headers: authHeaders({ Accept: 'application/json' }), cache: 'no-store' };
+  if (body !== undefined) {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  try {
+    res = await fetch(apiURL(path), init);
+  } catch {
+    throw new APIError(0, 'cannot reach the server');
+  }
+  let data = null;
+  try { data = await res.json(); } catch { /* no JSON */ }
+  if (!res.ok) {
+    const message = data && typeof data.error === 'string' ? data.error : res.status + ' ' + res.statusText;
+    throw new APIError(res.status, message);
+  }
+  return data && typeof data === 'object' ? data : {};
+}
+
 /** apiText fetches a text/plain resource from the API. */
 export async function apiText(path, params, signal) {
   const res = await request(path, params, 'text/plain', signal);

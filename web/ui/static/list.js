@@ -1,7 +1,7 @@
 // The sessions list page (/).
 
 import {
-  api, openStream, h, str, num, oneOf, fmtTokens, fmtInt, fmtCost, fmtDuration,
+  api, apiSend, openStream, h, str, num, oneOf, fmtTokens, fmtInt, fmtCost, fmtDuration,
   parseTime, fmtWhen, fmtFull, fmtAgo, statusBadge, showError, debounce,
   sessionPath, STATUSES,
 } from './common.js';
@@ -312,6 +312,58 @@ function startLive() {
   });
 }
 
+// ---- a new live session, from the server's profiles ----
+
+const newBox = $('new-session');
+const newForm = $('new-session-form');
+const newProfile = $('new-profile');
+const newPrompt = $('new-prompt');
+const newSubmit = $('new-submit');
+const newError = $('new-error');
+
+// setupNewSession shows the form when the server starts sessions (it has
+// profiles); a server without them answers an empty list.
+async function setupNewSession() {
+  let names = [];
+  try {
+    const res = await api('/api/profiles');
+    names = Array.isArray(res.profiles) ? res.profiles.filter((n) => typeof n === 'string' && n) : [];
+  } catch {
+    return; // an older server, or no token yet: the list's own error says so
+  }
+  newProfile.replaceChildren(...names.map((n) => h('option', { value: n, text: n })));
+  newBox.hidden = names.length === 0;
+}
+
+function showNewError(err) {
+  newError.hidden = !err;
+  newError.textContent = err ? 'Cannot start the session: ' + (err.message || String(err)) : '';
+}
+
+async function startSession() {
+  if (newSubmit.disabled) return;
+  const body = { profile: newProfile.value };
+  const prompt = newPrompt.value.trim();
+  if (prompt) body.prompt = prompt;
+  newSubmit.disabled = true;
+  newSubmit.textContent = 'Starting…';
+  showNewError(null);
+  try {
+    const res = await apiSend('POST', '/api/sessions', body);
+    if (typeof res.id !== 'string' || !res.id) throw new Error('the server gave no session id');
+    location.assign(sessionPath(res.id));
+  } catch (err) {
+    showNewError(err);
+    newSubmit.disabled = false;
+    newSubmit.textContent = 'Start session';
+  }
+}
+
+newForm.addEventListener('submit', (e) => { e.preventDefault(); startSession(); });
+newPrompt.addEventListener('keydown', (e) => {
+  if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); startSession(); }
+});
+
 // ---- wiring ----
 
 function applyFilters() {
@@ -356,3 +408,4 @@ readFiltersFromURL();
 syncControls();
 load(true);
 startLive();
+setupNewSession();

@@ -6,7 +6,7 @@
 // it reaches the latest event of a running session, follows the live stream.
 
 import {
-  api, apiText, openStream, h, svg, icon, str, num, oneOf, fmtTokens, fmtInt, fmtCost,
+  api, apiSend, apiText, openStream, h, svg, icon, str, num, oneOf, fmtTokens, fmtInt, fmtCost,
   fmtDuration, parseTime, fmtClock, fmtWhen, fmtFull, statusBadge, reasonLabel,
   showError, throttle, STATUSES,
 } from './common.js';
@@ -568,6 +568,7 @@ function renderPermission(ev) {
     el.append(h('div', { class: 'options' }, ...p.options.map((o) => h('span', { class: 'option', title: str(o && o.kind), text: str(o && (o.label || o.id)) }))));
   }
   if (p.input) el.append(detailsBlock('input', h('pre', { class: 'code-box', text: prettyJSON(p.input) })));
+  trackRequest(ev, el, 'permission');
   return el;
 }
 
@@ -590,15 +591,46 @@ function renderQuestion(ev) {
     }
     el.append(box);
   }
+  trackRequest(ev, el, 'question');
   return el;
 }
+
+// BY says who resolved a request, in words.
+const BY = { policy: 'by the policy', person: 'by a person', harness: 'by the harness', session: 'by the session' };
 
 function renderResolved(ev) {
   const p = ev.payload || {};
   const outcome = str(p.outcome) || 'resolved';
   const cls = outcome === 'denied' || outcome === 'cancelled' ? 'warn' : 'dim';
   const answer = p.answer === null || p.answer === undefined ? '' : str(p.answer);
-  return line(ev, 'resolved ' + cls, 'request ' + outcome, (p.auto === true ? 'by policy' : '') + (answer ? (p.auto === true ? ': ' : '') + answer : ''));
+  const by = Object.hasOwn(BY, p.by) ? BY[p.by] : p.auto === true ? BY.policy : '';
+  const el = line(ev, 'resolved ' + cls, 'request ' + outcome, by + (answer ? (by ? ': ' : '') + answer : ''));
+  noteResolved(p);
+  return el;
+}
+
+function renderState(ev) {
+  const p = ev.payload || {};
+  const st = str(p.state) || '?';
+  const cls = st === 'failed' ? 'bad' : st === 'interrupting' ? 'warn' : 'dim';
+  const el = line(ev, 'state small ' + cls, 'state', (p.previous ? str(p.previous) + ' → ' : '') + st + (p.reason && p.reason !== p.state ? ' · ' + str(p.reason) : ''));
+  el.dataset.state = oneOf(p.state, LIVE_STATES, 'unknown');
+  noteState(ev);
+  return el;
+}
+
+function renderSent(ev) {
+  const p = ev.payload || {};
+  const what = ev.type === 'message.accepted' ? 'accepted' : ev.type === 'message.started' ? 'started' : 'completed';
+  const parts = [str(p.mode), str(p.status)].filter(Boolean);
+  if (p.emulated === true) parts.push('emulated' + (p.reason ? ': ' + str(p.reason) : ''));
+  else if (p.reason) parts.push(str(p.reason));
+  if (p.error) parts.push(str(p.error));
+  const bad = p.status === 'failed' || p.status === 'cancelled';
+  const el = line(ev, 'sent small ' + (bad ? 'warn' : 'dim'), 'message ' + str(p.messageId) + ' ' + what, parts.join(' · '));
+  el.dataset.messageId = str(p.messageId);
+  el.dataset.status = str(p.status);
+  return el;
 }
 
 function renderError(ev) {
@@ -735,6 +767,10 @@ const RENDER = {
   'permission.request': renderPermission,
   question: renderQuestion,
   'request.resolved': renderResolved,
+  'session.state': renderState,
+  'message.accepted': renderSent,
+  'message.started': renderSent,
+  'message.completed': renderSent,
   compaction: renderCompaction,
   quota: renderQuota,
   retry: renderRetry,
@@ -1050,6 +1086,7 @@ function renderSession(s) {
   err.textContent = s.error ? str(s.error) : '';
   renderRecap(s);
   updateContext();
+  applyLiveInfo(s);
   $('session-header').setAttribute('aria-busy', 'false');
   document.body.dataset.status = oneOf(s.status, STATUSES, 'unknown');
   for (const view of S.calls.values()) {
@@ -1123,6 +1160,8 @@ async function resetWindow(aroundSeq) {
   S.queue = [];
   S.calls.clear();
   S.orphans.clear();
+  L.requests.clear();
+  L.byCall.clear();
   S.plan = { seq: 0, el: null, done: 0, total: 0 };
   updatePlanChip();
   S.liveEls.clear();
@@ -1331,7 +1370,7 @@ function flushQueue() {
     }
     removeLiveFor(ev);
     batch.push(ev);
-    if (['usage', 'session.ended', 'session.title', 'session.started', 'session.updated', 'turn.ended'].includes(ev.type)) refresh = true;
+    if (['usage', 'session.ended', 'session.title', 'session.started', 'session.updated', 'turn.ended', 'session.state'].includes(ev.type)) refresh = true;
   }
   flushBatch();
   if (follow) scrollToBottom();
@@ -1611,6 +1650,392 @@ window.addEventListener('hashchange', () => {
 setInterval(() => {
   if (S.session && S.session.status === 'running') $('recap-duration').textContent = fmtDuration(sessionDuration(S.session));
 }, 1000);
+
+// ---- live sessions: state, composer, answers ----
+//
+// A session this server drives (GET /api/sessions/{id} has its "state") gets
+// the live bar (its state, Interrupt, Close session) and the composer; each
+// of its pending permission requests and questions gets buttons that post
+// the answer. What resolved a request is shown from its request.resolved
+// event, whoever answered it (this page, the policy, another client).
+
+const LIVE_STATES = ['idle', 'running', 'interrupting', 'closing', 'closed', 'failed'];
+const ENDED_STATES = ['closed', 'failed'];
+const liveBar = $('live-bar');
+const liveState = $('live-state');
+const liveReason = $('live-reason');
+const liveError = $('live-error');
+const interruptBtn = $('interrupt');
+const closeBtn = $('close-session');
+const composer = $('composer');
+const composerText = $('composer-text');
+const composerMode = $('composer-mode');
+const composerSend = $('composer-send');
+const composerNote = $('composer-note');
+
+const L = {
+  live: false,        // the server drives this session
+  state: '',          // the latest state known
+  reason: '',
+  stateSeq: -1,       // the seq of the session.state it came from (Infinity: the API's)
+  caps: {},
+  pending: new Set(), // ids (and aliases) of the requests waiting, as the API said
+  requests: new Map(), // requestId -> RequestView
+  byCall: new Map(),  // callId -> [RequestView]
+  resolved: new Map(), // requestId -> request.resolved payload
+  mine: new Set(),    // requests answered from this page
+  sending: false,
+};
+
+// noteState follows the session's state from its session.state events.
+function noteState(ev) {
+  const p = ev.payload || {};
+  const seq = num(ev.seq) ?? Infinity;
+  if (typeof p.state !== 'string' || seq < L.stateSeq) return;
+  L.stateSeq = seq;
+  setLiveState(p.state, str(p.reason));
+}
+
+function setLiveState(state, reason) {
+  L.state = state;
+  L.reason = reason || '';
+  const st = oneOf(state, LIVE_STATES, 'unknown');
+  liveBar.hidden = false;
+  liveState.dataset.state = st;
+  liveState.className = 'live-state live-state-' + st;
+  liveState.textContent = state || 'unknown';
+  // "closed · closed" says nothing more: a reason that is the state is left out.
+  liveReason.textContent = L.reason === state ? '' : L.reason;
+  liveReason.title = liveReason.textContent;
+  document.body.dataset.liveState = st;
+  updateLiveControls();
+}
+
+// applyLiveInfo takes what GET /api/sessions/{id} says of a live session.
+function applyLiveInfo(s) {
+  if (typeof s.state !== 'string' || !s.live) {
+    L.live = false;
+    updateLiveControls();
+    return;
+  }
+  L.live = true;
+  L.caps = (s.live && typeof s.live.caps === 'object' && s.live.caps) || {};
+  L.pending = new Set();
+  for (const r of Array.isArray(s.pending) ? s.pending : []) {
+    if (!r || typeof r.requestId !== 'string') continue;
+    L.pending.add(r.requestId);
+    for (const a of Array.isArray(r.aliases) ? r.aliases : []) if (typeof a === 'string') L.pending.add(a);
+  }
+  // The API's state is as new as the events read so far, or newer.
+  const lastSeq = num(s.live.lastSeq) ?? 0;
+  if (s.state && lastSeq >= L.stateSeq) {
+    L.stateSeq = lastSeq;
+    setLiveState(s.state, str(s.stateReason));
+  }
+  for (const v of L.requests.values()) v.update();
+  updateLiveControls();
+}
+
+function updateLiveControls() {
+  const ended = ENDED_STATES.includes(L.state);
+  composer.hidden = !L.live;
+  document.body.classList.toggle('has-composer', L.live);
+  if (!L.live && L.state && !ended) {
+    liveReason.textContent = 'this server does not drive the session';
+  }
+  interruptBtn.hidden = !L.live || !(L.state === 'running' || L.state === 'interrupting') || L.caps.interrupt === 'none';
+  interruptBtn.disabled = L.state === 'interrupting';
+  interruptBtn.textContent = L.state === 'interrupting' ? 'Interrupting…' : 'Interrupt';
+  closeBtn.hidden = !L.live || ended;
+  closeBtn.disabled = L.state === 'closing';
+  closeBtn.textContent = L.state === 'closing' ? 'Closing…' : 'Close session';
+  let why = '';
+  if (L.state === 'closed') why = 'The session is closed: it takes no more messages.';
+  else if (L.state === 'failed') why = 'The session failed' + (L.reason ? ' (' + L.reason + ')' : '') + ': it takes no more messages.';
+  else if (L.state === 'closing') why = 'The session is closing: it takes no more messages.';
+  else if (L.caps.messages === 'none' && L.state !== '') why = 'This harness takes one message only, given when the session started.';
+  composerText.disabled = !!why;
+  composerMode.disabled = !!why;
+  composerSend.disabled = !!why || L.sending;
+  composer.dataset.disabledReason = why;
+  if (why) setComposerNote(why, 'disabled');
+  else if (composerNote.dataset.kind === 'disabled') setComposerNote('', '');
+  const steer = composerMode.querySelector('option[value="steer"]');
+  if (steer) {
+    steer.textContent = L.caps.steer === 'emulated' ? 'steer (queued)' : 'steer';
+    steer.title = L.caps.steer === 'emulated' ? 'This harness cannot take a message into a running turn: it is queued' : 'Into the running turn';
+    steer.disabled = L.caps.steer === 'none';
+  }
+  for (const v of L.requests.values()) v.update();
+}
+
+function setComposerNote(text, kind) {
+  composerNote.textContent = text;
+  composerNote.dataset.kind = kind;
+  composerNote.className = 'composer-note' + (kind ? ' note-' + kind : '');
+}
+
+function showLiveError(what, err) {
+  liveError.hidden = !err;
+  liveError.textContent = err ? what + ': ' + (err.message || String(err)) : '';
+}
+
+async function sendMessage() {
+  const text = composerText.value;
+  if (!text.trim() || composerSend.disabled) return;
+  const mode = composerMode.value;
+  L.sending = true;
+  updateLiveControls();
+  setComposerNote('Sending…', 'busy');
+  try {
+    const res = await apiSend('POST', base + '/messages', { text, mode });
+    composerText.value = '';
+    setComposerNote('Sent' + (res.messageId ? ' as ' + str(res.messageId) : '') + ' (' + mode + ').', 'ok');
+    composer.dataset.lastMessage = str(res.messageId);
+  } catch (err) {
+    setComposerNote('Not sent: ' + err.message, 'error');
+  } finally {
+    L.sending = false;
+    updateLiveControls();
+  }
+}
+
+composer.addEventListener('submit', (e) => { e.preventDefault(); sendMessage(); });
+composerText.addEventListener('keydown', (e) => {
+  if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); sendMessage(); }
+});
+
+interruptBtn.addEventListener('click', async () => {
+  interruptBtn.disabled = true;
+  showLiveError(null);
+  try {
+    await apiSend('POST', base + '/interrupt');
+  } catch (err) {
+    showLiveError('Cannot interrupt', err);
+  } finally {
+    updateLiveControls();
+  }
+});
+
+closeBtn.addEventListener('click', async () => {
+  closeBtn.disabled = true;
+  showLiveError(null);
+  try {
+    await apiSend('DELETE', base);
+  } catch (err) {
+    showLiveError('Cannot close the session', err);
+  } finally {
+    updateLiveControls();
+  }
+});
+
+// trackRequest gives a rendered permission.request or question its answer
+// area, kept current by RequestView.update.
+function trackRequest(ev, el, kind) {
+  const p = ev.payload || {};
+  const id = str(p.requestId);
+  if (!id) return;
+  const view = new RequestView(ev, el, kind);
+  const old = L.requests.get(id);
+  if (old && old.el.isConnected && !old.resolution()) old.superseded = true;
+  L.requests.set(id, view);
+  if (view.callId) {
+    const list = L.byCall.get(view.callId) || [];
+    list.push(view);
+    L.byCall.set(view.callId, list);
+  }
+  view.update();
+  // A request the API did not list yet: ask it again.
+  if (!view.resolution() && !L.pending.has(id) && !ENDED_STATES.includes(L.state)) refreshSessionSoon();
+}
+
+// noteResolved records a request.resolved and shows it on its request (and
+// on the question or permission request of the same call).
+function noteResolved(p) {
+  const id = str(p.requestId);
+  if (!id) return;
+  L.resolved.set(id, p);
+  L.pending.delete(id);
+  const view = L.requests.get(id);
+  if (view) {
+    view.update();
+    for (const other of L.byCall.get(view.callId) || []) other.update();
+  }
+}
+
+class RequestView {
+  constructor(ev, el, kind) {
+    const p = ev.payload || {};
+    this.ev = ev;
+    this.el = el;
+    this.kind = kind;
+    this.id = str(p.requestId);
+    this.callId = str(p.callId);
+    this.live = S.applyingLive; // it arrived while this page followed the session
+    this.shown = '';
+    this.busy = false;
+    this.superseded = false;
+    this.sent = false;  // answered from this page; its request.resolved is awaited
+    this.refused = ''; // why the server refused this page's answer (409, 404)
+    this.box = h('div', { class: 'answer', dataset: { requestId: this.id } });
+    el.append(this.box);
+    el.dataset.requestId = this.id;
+  }
+
+  // resolution is the request.resolved of this request, or of the other
+  // request of its call (a question is also a permission request).
+  // The session's resolution, which says who answered, wins over the one
+  // the harness's tool result gives (a question's, with no "by").
+  resolution() {
+    const found = [this, ...(L.byCall.get(this.callId) || [])].map((v) => L.resolved.get(v.id)).filter(Boolean);
+    return found.find((r) => typeof r.by === 'string' && r.by) || found[0] || null;
+  }
+
+  // asks is whether the request still waits for an answer from here.
+  asks() {
+    if (!L.live || ENDED_STATES.includes(L.state) || this.superseded) return false;
+    return L.pending.has(this.id) || this.live;
+  }
+
+  update() {
+    const res = this.resolution();
+    const state = res ? 'resolved' : this.refused ? 'refused' : this.sent ? 'sent' : this.asks() ? 'pending' : 'none';
+    this.el.dataset.answer = state;
+    if (res) {
+      this.el.dataset.outcome = str(res.outcome);
+      this.el.dataset.by = str(res.by);
+    }
+    const key = state + '|' + (res ? str(res.outcome) + str(res.by) + str(res.answer) : '');
+    if (key === this.shown || this.busy) return;
+    this.shown = key;
+    if (res) this.showResolved(res);
+    else if (state === 'pending') this.showButtons();
+    else if (state === 'sent') this.box.replaceChildren(h('div', { class: 'answer-done answer-wait', text: 'answered: waiting for the session…' }));
+    else if (state === 'refused') this.box.replaceChildren(h('p', { class: 'answer-error', role: 'alert', text: this.refused }));
+    else this.box.replaceChildren();
+  }
+
+  showResolved(res) {
+    const outcome = str(res.outcome) || 'resolved';
+    let who = Object.hasOwn(BY, res.by) ? BY[res.by] : res.auto === true ? BY.policy : '';
+    if (res.by === 'person') who = L.mine.has(this.id) || [...(L.byCall.get(this.callId) || [])].some((v) => L.mine.has(v.id)) ? 'by you' : 'by a person, elsewhere';
+    const answer = res.answer === null || res.answer === undefined ? '' : str(res.answer);
+    const cls = outcome === 'denied' || outcome === 'cancelled' ? 'warn' : 'ok';
+    this.box.replaceChildren(h('div', { class: 'answer-done answer-' + cls },
+      h('span', { class: 'answer-outcome', text: outcome }),
+      who ? h('span', { class: 'answer-by', text: ' ' + who }) : null,
+      answer ? h('span', { class: 'answer-text', text: ': ' + answer }) : null));
+    if (this.refused) this.box.append(h('p', { class: 'answer-error', role: 'alert', text: this.refused }));
+  }
+
+  showError(text) {
+    let err = this.box.querySelector('.answer-error');
+    if (!err) {
+      err = h('p', { class: 'answer-error', role: 'alert' });
+      this.box.append(err);
+    }
+    err.textContent = text;
+  }
+
+  setBusy(on) {
+    this.busy = on;
+    for (const b of this.box.querySelectorAll('button, input')) b.disabled = on;
+  }
+
+  async post(body) {
+    this.setBusy(true);
+    this.box.querySelector('.answer-error')?.remove();
+    try {
+      await apiSend('POST', base + '/requests/' + encodeURIComponent(this.id), body);
+      L.mine.add(this.id);
+      this.sent = true;
+    } catch (err) {
+      if (err.status === 409) this.refused = 'Already answered: ' + err.message;
+      else if (err.status === 404) this.refused = 'The session no longer waits for this request: ' + err.message;
+      else {
+        // The answer may be sent again.
+        this.setBusy(false);
+        this.showError('The answer was not taken: ' + err.message);
+        return;
+      }
+    }
+    this.busy = false;
+    this.update();
+  }
+
+  showButtons() {
+    if (this.kind === 'question') { this.showQuestion(); return; }
+    const p = this.ev.payload || {};
+    // AskUserQuestion's permission request is answered through its question.
+    if (str(p.name) === 'AskUserQuestion' || (L.byCall.get(this.callId) || []).some((v) => v.kind === 'question')) {
+      this.box.replaceChildren(h('p', { class: 'answer-note', text: 'waiting for an answer to the question' }));
+      return;
+    }
+    const msg = h('input', { type: 'text', class: 'answer-message', placeholder: 'message to the agent with a denial (optional)', 'aria-label': 'Message with a denial' });
+    const btn = (label, decision, cls) => {
+      const b = h('button', { type: 'button', class: cls, dataset: { decision }, text: label });
+      b.addEventListener('click', () => {
+        const body = { decision };
+        if (decision === 'deny' && msg.value.trim()) body.message = msg.value.trim();
+        this.post(body);
+      });
+      return b;
+    };
+    const tool = str(p.name) || 'the tool';
+    this.box.replaceChildren(h('div', { class: 'answer-buttons', role: 'group', 'aria-label': 'Answer the request for ' + tool },
+      btn('Allow', 'allow', 'allow-btn'), btn('Allow always', 'allow-always', 'allow-btn'), btn('Deny', 'deny', 'deny-btn'), msg));
+    msg.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') { e.preventDefault(); this.post({ decision: 'deny', message: msg.value.trim() || undefined }); }
+    });
+  }
+
+  showQuestion() {
+    const p = this.ev.payload || {};
+    const qs = (Array.isArray(p.questions) ? p.questions : []).filter((q) => q && typeof q.question === 'string');
+    const picks = qs.map(() => new Set());
+    const texts = [];
+    // Object.fromEntries makes own keys of any question text ("__proto__" too).
+    const answers = () => Object.fromEntries(qs.map((q, i) => {
+      const chosen = [...picks[i]];
+      const free = texts[i].value.trim();
+      if (free) chosen.push(free);
+      return [q.question, chosen.join(', ')];
+    }).filter(([, a]) => a));
+    const form = h('div', { class: 'answer-buttons answer-question', role: 'group', 'aria-label': 'Answer the question' });
+    qs.forEach((q, i) => {
+      const row = h('div', { class: 'answer-row' });
+      if (qs.length > 1) row.append(h('span', { class: 'answer-q', text: str(q.header) || str(q.question) }));
+      const single = qs.length === 1 && q.multiSelect !== true;
+      for (const o of Array.isArray(q.options) ? q.options : []) {
+        if (!o || typeof o.label !== 'string') continue;
+        const b = h('button', { type: 'button', class: 'option-btn', 'aria-pressed': 'false', title: str(o.description), text: o.label });
+        b.addEventListener('click', () => {
+          if (single) { this.post({ decision: 'allow', answers: Object.fromEntries([[q.question, o.label]]) }); return; }
+          if (!q.multiSelect) {
+            picks[i].clear();
+            for (const x of row.querySelectorAll('.option-btn')) x.setAttribute('aria-pressed', 'false');
+          }
+          const on = !picks[i].has(o.label);
+          if (on) picks[i].add(o.label); else picks[i].delete(o.label);
+          b.setAttribute('aria-pressed', String(on));
+        });
+        row.append(b);
+      }
+      texts[i] = h('input', { type: 'text', class: 'answer-free', placeholder: 'or your own answer', 'aria-label': 'Your own answer to: ' + str(q.question) });
+      texts[i].addEventListener('keydown', (e) => {
+        if (e.key === 'Enter' && texts[i].value.trim()) { e.preventDefault(); this.post({ decision: 'allow', answers: answers() }); }
+      });
+      row.append(texts[i]);
+      form.append(row);
+    });
+    const send = h('button', { type: 'button', class: 'primary', text: 'Send answer' + (qs.length > 1 ? 's' : '') });
+    send.addEventListener('click', () => this.post({ decision: 'allow', answers: answers() }));
+    const decline = h('button', { type: 'button', class: 'deny-btn', dataset: { decision: 'deny' }, text: 'Decline' });
+    decline.addEventListener('click', () => this.post({ decision: 'deny' }));
+    form.append(h('div', { class: 'answer-row' }, send, decline));
+    this.box.replaceChildren(form);
+  }
+}
 
 // ---- start ----
 
