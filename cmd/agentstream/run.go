@@ -40,7 +40,10 @@ The run always ends for a known reason, written as the last event
 output for --idle-timeout (idle-timeout), the --timeout wall clock
 (deadline), SIGINT or SIGTERM (aborted), or a line over --max-line
 (oversized-event). Stopping the harness sends SIGTERM to its whole process
-group, then SIGKILL after --grace.
+group, then SIGKILL after --grace; on Linux, so are the processes it started
+that left the group (setsid, a double fork), found by the AGENTSTREAM_RUN
+variable the runner adds to its environment. Whatever of the tree is left
+when the run ends is stopped the same way.
 
 Secrets the harness prints (API keys and tokens of known shapes, private
 keys, the values of sensitive names such as PASSWORD=..., passwords in
