@@ -15,6 +15,7 @@ import (
 	"github.com/agentstream/agentstream/runner"
 	"github.com/agentstream/agentstream/session"
 	"github.com/agentstream/agentstream/store"
+	"github.com/agentstream/agentstream/web/api"
 )
 
 // Exit statuses of run besides the harness's own.
@@ -97,6 +98,8 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	noStore := fs.Bool("no-store", false, "do not write the session into the store")
 	server := fs.String("server", "", "send the session to the agentstream server at `URL` instead of the local store")
 	token := fs.String("token", "", "the server's bearer token (default $AGENTSTREAM_TOKEN)")
+	resume := fs.String("resume", "", "send the rest of the unfinished spool `SPOOL` that a run left (to its server, or --server) and end its session; no COMMAND")
+	uploadWait := fs.Duration("upload-wait", 30*time.Second, "with --server or --resume, how long to wait at the end for the server to take the rest of the spool")
 	rf := redactFlag(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -113,6 +116,16 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 		return usageErr("--prompt given %d times: only claude-stream and acp hold a conversation", len(prompts))
 	}
 	command := fs.Args()
+	if *resume != "" {
+		if len(command) > 0 {
+			return usageErr("--resume takes no COMMAND")
+		}
+		tok := *token
+		if tok == "" {
+			tok = e.getenv("AGENTSTREAM_TOKEN")
+		}
+		return resumeSpool(ctx, e, *resume, *server, tok, *uploadWait)
+	}
 	if len(command) == 0 {
 		return usageErr("no COMMAND (agentstream run [flags] -- COMMAND [ARGS...])")
 	}
@@ -214,7 +227,7 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 		if tok == "" {
 			tok = e.getenv("AGENTSTREAM_TOKEN")
 		}
-		rec, err = newRemoteRecording(ctx, *server, tok, *protocol, command)
+		rec, err = newRemoteRecording(ctx, e, *server, tok, *protocol, command, *sessionID, *uploadWait)
 	case !*noStore:
 		rec, err = newLocalRecording(ctx, e, *db, *protocol, command)
 	}
@@ -277,6 +290,37 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 		return exitError
 	}
 	return runExitCode(res)
+}
+
+// resumeSpool sends the rest of an unfinished spool and ends its session:
+// with the end its run wrote, or, when the run died before writing one,
+// as aborted.
+func resumeSpool(ctx context.Context, e *env, path, server, token string, wait time.Duration) int {
+	sp, err := api.OpenSpool(path)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentstream run: --resume: %v\n", err)
+		return exitError
+	}
+	defer sp.Close()
+	if server == "" {
+		server = sp.Header().Server
+	}
+	if !sp.Ended() {
+		if err := sp.End(api.End{Reason: agentstream.ReasonAborted, Error: "the runner stopped before the session ended; its spool was resumed"}); err != nil {
+			fmt.Fprintf(e.stderr, "agentstream run: --resume: %v\n", err)
+			return exitError
+		}
+	}
+	up := (&api.Client{URL: server, Token: token}).NewUploader(sp, api.UploaderOptions{})
+	defer up.Stop()
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	if err := up.Wait(wctx); err != nil {
+		fmt.Fprintf(e.stderr, "agentstream run: --resume: session %s: %v; the rest stays in %s\n", sp.Session(), err, path)
+		return exitError
+	}
+	fmt.Fprintf(e.stderr, "agentstream run: session %s sent to %s\n", sp.Session(), server)
+	return exitOK
 }
 
 // runSession runs a session of the messages configured and returns how its
