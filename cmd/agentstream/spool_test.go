@@ -262,3 +262,62 @@ func TestRunKilledResume(t *testing.T) {
 		t.Error("the resumed spool was not removed")
 	}
 }
+
+// TestRunDeadlineServerAway runs with the server away from the start to the
+// end: the run still exits with the deadline's status, says where the
+// session waits, and run --resume sends it once the server is back.
+func TestRunDeadlineServerAway(t *testing.T) {
+	srv := newAPIServer(t)
+	srv.stop()
+	spools := filepath.Join(t.TempDir(), "spool")
+	t.Setenv("AGENTSTREAM_SPOOL_DIR", spools)
+	_, stderr, code := runCLI(t, "", "run", "--server", srv.url(), "--quiet", "--protocol", "claude-json",
+		"--timeout", "500ms", "--grace", "100ms", "--upload-wait", "300ms",
+		"--", "sh", "-c", `seq -f "line %.0f `+lineFill+`" 1 100; exec sleep 30`)
+	if code != exitDeadline {
+		t.Fatalf("run exit %d, want %d: %s", code, exitDeadline, stderr)
+	}
+	left, _ := filepath.Glob(filepath.Join(spools, "*.spool"))
+	if len(left) != 1 || !strings.Contains(stderr, "--resume "+left[0]) {
+		t.Fatalf("spools %v; run said: %s", left, stderr)
+	}
+	srv.start()
+	if _, errOut, code := runCLI(t, "", "run", "--resume", left[0]); code != 0 {
+		t.Fatalf("run --resume: exit %d: %s", code, errOut)
+	}
+	id := strings.TrimSuffix(filepath.Base(left[0]), ".spool")
+	checkLines(t, srv.lines(id), 100)
+	s, err := srv.st.Session(context.Background(), id)
+	if err != nil || s.Status != store.StatusFailed {
+		t.Errorf("server session %+v, %v", s, err)
+	}
+}
+
+// TestRunGoesOnFromSpool gives run --session the id of a session whose
+// spool a dead run left unfinished: the run sends that spool's lines first
+// and numbers its own after them, in the same session.
+func TestRunGoesOnFromSpool(t *testing.T) {
+	srv := newAPIServer(t)
+	spools := t.TempDir()
+	t.Setenv("AGENTSTREAM_SPOOL_DIR", spools)
+	const id = "s_goes_on"
+	sp, err := api.CreateSpool(filepath.Join(spools, id+".spool"), api.SpoolHeader{Server: srv.url(), Session: api.CreateRequest{ID: id, Protocol: "claude-json"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 2; i++ {
+		sp.Line(store.Line{Stream: store.Stdout, N: int64(i), Data: []byte(harnessLine(i)), Size: int64(len(harnessLine(i)))})
+	}
+	if err := sp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runCLI(t, "", "run", "--server", srv.url(), "--session", id, "--quiet", "--protocol", "claude-json",
+		"--", "sh", "-c", `seq -f "line %.0f `+lineFill+`" 3 5`)
+	if code != 0 {
+		t.Fatalf("run exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "unfinished spool") {
+		t.Errorf("run did not say it went on from the spool: %s", stderr)
+	}
+	checkLines(t, srv.lines(id), 5)
+}

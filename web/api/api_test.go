@@ -513,7 +513,7 @@ func (f *flaky) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-func corpusFile(t *testing.T) []byte {
+func corpusFile(t testing.TB) []byte {
 	t.Helper()
 	matches, _ := filepath.Glob("testdata/*.jsonl")
 	if len(matches) == 0 {

@@ -64,6 +64,11 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	if err != nil {
 		return fmt.Errorf("api: %w", err)
 	}
+	return c.doBytes(ctx, method, path, b, out)
+}
+
+// doBytes sends a request of JSON body b, as do does.
+func (c *Client) doBytes(ctx context.Context, method, path string, b []byte, out any) error {
 	retries := c.Retries
 	if retries == 0 {
 		retries = 8
@@ -145,6 +150,25 @@ func (c *Client) PostLines(ctx context.Context, id string, lines []LineIn, end *
 	}
 	err := c.do(ctx, http.MethodPost, "/api/sessions/"+id+"/lines", LinesRequest{Lines: lines, End: end}, &resp)
 	return resp, err
+}
+
+// postRaw sends lines given as their JSON (LineIn objects) and the end.
+func (c *Client) postRaw(ctx context.Context, id string, lines []json.RawMessage, end *End, body []byte) ([]byte, error) {
+	body = append(body[:0], `{"lines":[`...)
+	for i, l := range lines {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = append(body, l...)
+	}
+	body = append(body, `],"end":`...)
+	e, err := json.Marshal(end)
+	if err != nil {
+		return body, fmt.Errorf("api: %w", err)
+	}
+	body = append(append(body, e...), '}')
+	var resp LinesResponse
+	return body, c.doBytes(ctx, http.MethodPost, "/api/sessions/"+id+"/lines", body, &resp)
 }
 
 // UploaderOptions tune an Uploader. The zero value gives the defaults.
@@ -288,7 +312,7 @@ func (u *Uploader) loop(ctx context.Context) {
 	u.mu.Unlock()
 	created := false
 	backoff := u.opts.Backoff
-	var buf []byte
+	var buf, body []byte
 	tick := time.NewTicker(u.opts.Interval)
 	defer tick.Stop()
 	wait := func(d time.Duration) bool {
@@ -301,8 +325,11 @@ func (u *Uploader) loop(ctx context.Context) {
 			return true
 		}
 	}
+	// The window read at the cursor follows the size of the batches, so
+	// that a batch of short lines does not read megabytes.
+	window := min(64<<10, u.opts.BatchBytes)
 	for {
-		lines, end, next, err := u.sp.records(r, off, u.opts.BatchLines, u.opts.BatchBytes, &buf)
+		lines, end, next, err := u.sp.records(r, off, u.opts.BatchLines, window, &buf)
 		if err != nil {
 			u.stopWith(err)
 			return
@@ -328,9 +355,8 @@ func (u *Uploader) loop(ctx context.Context) {
 			}
 		}
 		if err == nil {
-			_, err = u.c.PostLines(ctx, u.sp.Session(), lines, end)
+			body, err = u.c.postRaw(ctx, u.sp.Session(), lines, end, body)
 		}
-		lines = nil
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -363,6 +389,11 @@ func (u *Uploader) loop(ctx context.Context) {
 			continue
 		}
 		backoff = u.opts.Backoff
+		if len(lines) == u.opts.BatchLines {
+			window = min(max(window, 2*int(next-off)), u.opts.BatchBytes)
+		} else if int(next-off) >= window/2 {
+			window = min(2*window, u.opts.BatchBytes)
+		}
 		off = next
 		if err := u.sp.saveCursor(off); err != nil {
 			u.stopWith(fmt.Errorf("api: spool cursor: %w", err))

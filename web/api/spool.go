@@ -314,9 +314,10 @@ func (s *Spool) saveCursor(off int64) error {
 
 // records reads from off the whole records the file holds, up to maxLines
 // lines in a window of maxBytes (grown for one record longer than it),
-// into buf. It returns the lines, the end when it was read, and the offset
-// after the last record read; the header is skipped.
-func (s *Spool) records(r io.ReaderAt, off int64, maxLines, maxBytes int, buf *[]byte) (lines []LineIn, end *End, next int64, err error) {
+// into buf. It returns the lines as their JSON (slices of buf, valid until
+// the next call), the end when it was read, and the offset after the last
+// record read; the header is skipped.
+func (s *Spool) records(r io.ReaderAt, off int64, maxLines, maxBytes int, buf *[]byte) (lines []json.RawMessage, end *End, next int64, err error) {
 	size := s.Size()
 	window := int64(maxBytes)
 	for {
@@ -340,14 +341,22 @@ func (s *Spool) records(r io.ReaderAt, off int64, maxLines, maxBytes int, buf *[
 				break
 			}
 			if next > 0 {
-				var rec spoolRecord
-				if err := json.Unmarshal(b[:i], &rec); err != nil {
-					return nil, nil, off, fmt.Errorf("api: spool %s: record at byte %d: %w", s.path, next, err)
+				rec := b[:i]
+				// A line record is {"line":LINE} as Line writes it: its
+				// JSON goes to the server as it is.
+				if bytes.HasPrefix(rec, linePrefix) && bytes.HasSuffix(rec, []byte("}")) {
+					lines = append(lines, rec[len(linePrefix):len(rec)-1])
+				} else {
+					var r spoolRecord
+					if err := json.Unmarshal(rec, &r); err != nil {
+						return nil, nil, off, fmt.Errorf("api: spool %s: record at byte %d: %w", s.path, next, err)
+					}
+					if r.Line != nil {
+						lb, _ := json.Marshal(r.Line)
+						lines = append(lines, lb)
+					}
+					end = r.End
 				}
-				if rec.Line != nil {
-					lines = append(lines, *rec.Line)
-				}
-				end = rec.End
 			}
 			next += int64(i + 1)
 			b = b[i+1:]
@@ -358,6 +367,8 @@ func (s *Spool) records(r io.ReaderAt, off int64, maxLines, maxBytes int, buf *[
 		window *= 2
 	}
 }
+
+var linePrefix = []byte(`{"line":`)
 
 // IdleSpools returns the spool files (*.spool) of dir that no process
 // holds: unfinished uploads that a run left, for `run --resume`.

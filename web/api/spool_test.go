@@ -1,0 +1,99 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agentstream/agentstream/hub"
+	"github.com/agentstream/agentstream/store"
+	"github.com/agentstream/agentstream/store/sqlite"
+	"github.com/agentstream/agentstream/web/api"
+)
+
+// BenchmarkUpload sends the same session's lines to a real server with a
+// SQLite store, directly from memory (PostLines in batches of 512) and
+// through a spool (written, then sent by an Uploader from the file), and
+// reports the throughput of each and the spooled/direct time ratio: what
+// writing every line to disk before sending it costs.
+func BenchmarkUpload(b *testing.B) {
+	st, err := sqlite.Open(filepath.Join(b.TempDir(), "bench.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	srv := httptest.NewServer(api.New(st, hub.New(hub.Options{}), api.Options{}))
+	defer srv.Close()
+	c := &api.Client{URL: srv.URL}
+	input := corpusFile(b)
+	var lines []store.Line
+	sp := &store.LineSplitter{Stream: store.Stdout, Fn: func(l store.Line) error {
+		l.Data = append([]byte(nil), l.Data...)
+		lines = append(lines, l)
+		return nil
+	}}
+	for len(lines) < 5000 {
+		sp.Write(input)
+	}
+	sp.Close()
+	var size int64
+	for _, l := range lines {
+		size += int64(len(l.Data)) + 1
+	}
+	ctx := context.Background()
+	code := 0
+	dir := b.TempDir()
+	var direct, spooled time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		start := time.Now()
+		id := fmt.Sprintf("s_direct%d", i)
+		if _, err := c.CreateSession(ctx, api.CreateRequest{ID: id, Protocol: "claude-json"}); err != nil {
+			b.Fatal(err)
+		}
+		for j := 0; j < len(lines); j += 512 {
+			batch := make([]api.LineIn, 0, 512)
+			for _, l := range lines[j:min(j+512, len(lines))] {
+				batch = append(batch, api.NewLineIn(l))
+			}
+			var end *api.End
+			if j+512 >= len(lines) {
+				end = &api.End{ExitCode: &code}
+			}
+			if _, err := c.PostLines(ctx, id, batch, end); err != nil {
+				b.Fatal(err)
+			}
+		}
+		direct += time.Since(start)
+
+		start = time.Now()
+		id = fmt.Sprintf("s_spooled%d", i)
+		s, err := api.CreateSpool(filepath.Join(dir, id+".spool"), api.SpoolHeader{Server: srv.URL, Session: api.CreateRequest{ID: id, Protocol: "claude-json"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		u := c.NewUploader(s, api.UploaderOptions{})
+		for _, l := range lines {
+			if err := s.Line(l); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := s.End(api.End{ExitCode: &code}); err != nil {
+			b.Fatal(err)
+		}
+		if err := u.Wait(ctx); err != nil {
+			b.Fatal(err)
+		}
+		u.Stop()
+		s.Close()
+		spooled += time.Since(start)
+	}
+	b.StopTimer()
+	mb := float64(size) * float64(b.N) / 1e6
+	b.ReportMetric(mb/direct.Seconds(), "direct-MB/s")
+	b.ReportMetric(mb/spooled.Seconds(), "spooled-MB/s")
+	b.ReportMetric(spooled.Seconds()/direct.Seconds(), "spooled/direct")
+}
