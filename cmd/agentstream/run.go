@@ -53,6 +53,17 @@ shows a line: by as many bytes, with a tag that is the same for the same
 secret within a store (README, "Secrets"). --no-redact keeps them;
 --redact-rules adds names, patterns and allowed values.
 
+With --server URL the session goes to an agentstream server, which
+normalizes and stores it. Every native line is first written to a spool file
+($AGENTSTREAM_SPOOL_DIR, else agentstream/spool in the user cache directory)
+and sent from there, so a server that is away costs disk, not memory, and
+loses nothing: run goes on, retries with backoff, and resumes where the
+server stopped taking lines. At the end run waits --upload-wait for the
+server; past it, it names the spool and exits with the run's own status.
+run --resume SPOOL sends the rest of a spool a run left (a crash, an outage)
+and ends its session; run --session ID goes on from the unfinished spool of
+that session. A finished spool is removed (docs/runs.md).
+
 In GitHub Actions (--ci github, the default when GITHUB_ACTIONS=true) each turn
 is a ::group::, errors are ::error:: and retries and quota ::warning::, and a
 Markdown recap is appended to $GITHUB_STEP_SUMMARY. Text from the agent can
@@ -69,7 +80,10 @@ Exit status:
   124                 --idle-timeout (idle-timeout)
   125                 --timeout (deadline)
   127                 the harness could not be started (command not found, ...)
-  130                 interrupted by SIGINT or SIGTERM (aborted)`
+  130                 interrupted by SIGINT or SIGTERM (aborted)
+
+With --resume: 0 once the server has the whole spool, 1 when it does not
+within --upload-wait or refused it.`
 
 func cmdRun(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "run", "[flags] -- COMMAND [ARGS...]", runDoc)
