@@ -21,6 +21,6 @@
 // process becomes a child subreaper (PR_SET_CHILD_SUBREAPER) so that the
 // orphans of the tree are reparented to it rather than to init, and it
 // reaps them. A descendant that clears its environment escapes the mark.
-// Elsewhere only the process group is stopped (process_bsd.go and
+// Elsewhere only the process group is stopped (process_nolinux.go and
 // process_other.go say why).
 package runner

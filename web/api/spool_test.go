@@ -2,7 +2,11 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
@@ -96,4 +100,53 @@ func BenchmarkUpload(b *testing.B) {
 	b.ReportMetric(mb/direct.Seconds(), "direct-MB/s")
 	b.ReportMetric(mb/spooled.Seconds(), "spooled-MB/s")
 	b.ReportMetric(spooled.Seconds()/direct.Seconds(), "spooled/direct")
+}
+
+// TestSpoolReopen checks what a crash leaves: a torn last record is cut
+// off when the spool is opened again, the last line numbers are read back,
+// lines added after it follow, and a spool held by another open is busy.
+func TestSpoolReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.spool")
+	s, err := api.CreateSpool(path, api.SpoolHeader{Server: "http://127.0.0.1:1", Session: api.CreateRequest{ID: "s_reopen", Protocol: "claude-json"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := api.OpenSpool(path); !errors.Is(err, api.ErrSpoolBusy) {
+		t.Errorf("OpenSpool of a held spool: %v, want ErrSpoolBusy", err)
+	}
+	line := func(stream string, n int64) store.Line {
+		text := fmt.Sprintf("%s line %d", stream, n)
+		return store.Line{Stream: stream, N: n, Data: []byte(text), Size: int64(len(text))}
+	}
+	for n := int64(1); n <= 3; n++ {
+		s.Line(line(store.Stdout, n))
+	}
+	s.Line(line(store.Stderr, 1))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString(`{"line":{"stream":"stdout","n":4,"te`) // the torn record of a killed writer
+	f.Close()
+	s, err = api.OpenSpool(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.LastLine(store.Stdout) != 3 || s.LastLine(store.Stderr) != 1 || s.Ended() {
+		t.Errorf("reopened: stdout %d stderr %d ended %v", s.LastLine(store.Stdout), s.LastLine(store.Stderr), s.Ended())
+	}
+	s.Line(line(store.Stdout, 4))
+	code := 0
+	s.End(api.End{ExitCode: &code})
+	s.Close()
+	b, _ := os.ReadFile(path)
+	recs := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(recs) != 7 || !strings.Contains(recs[5], "stdout line 4") || !strings.HasPrefix(recs[6], `{"end":`) {
+		t.Errorf("spool records after reopening:\n%s", b)
+	}
+	for _, r := range recs {
+		if !json.Valid([]byte(r)) {
+			t.Errorf("record %q is not JSON", r)
+		}
+	}
 }
