@@ -144,9 +144,14 @@ func checkLines(t *testing.T, got []store.Line, n int) {
 // stops the server while the harness prints half its lines: the runner's
 // heap stays bounded while the lines wait in the spool, the server
 // restarted gets every line exactly once, the spool is removed, and the run
-// exits with the harness's status.
+// exits with the harness's status. Under the race detector the harness
+// prints a fifth as much and the heap is not checked (the detector's own
+// memory is in it).
 func TestRunServerAway(t *testing.T) {
-	const n = 100000 // lines per half, about 20 MB each
+	n := 100000 // lines per half, about 20 MB each
+	if raceEnabled {
+		n /= 5
+	}
 	srv := newAPIServer(t)
 	dir := t.TempDir()
 	spools := filepath.Join(dir, "spool")
@@ -157,7 +162,7 @@ func TestRunServerAway(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		_, stderr, code := runCLI(t, "", "run", "--server", srv.url(), "--quiet", "--protocol", "claude-json",
+		_, stderr, code := runCLI(t, "", "run", "--server", srv.url(), "--quiet", "--protocol", "claude-json", "--upload-wait", "5m",
 			"--", "sh", "-c", twoHalves, "sh", dir, strconv.Itoa(n))
 		done <- result{stderr, code}
 	}()
@@ -187,14 +192,14 @@ func TestRunServerAway(t *testing.T) {
 	peak = max(peak, ms.HeapInuse)
 	const bound = 16 << 20 // the second half is 20 MB
 	t.Logf("heap in use: %d MiB when the server stopped, at most %d MiB while it was away", before.HeapInuse>>20, peak>>20)
-	if peak > before.HeapInuse+bound {
+	if peak > before.HeapInuse+bound && !raceEnabled {
 		t.Errorf("the runner's heap grew by %d MiB while the server was away (bound %d MiB)", (peak-before.HeapInuse)>>20, bound>>20)
 	}
 	srv.start()
 	var res result
 	select {
 	case res = <-done:
-	case <-time.After(60 * time.Second):
+	case <-time.After(5 * time.Minute):
 		t.Fatal("run did not return after the server came back")
 	}
 	if res.code != 0 {
@@ -214,7 +219,10 @@ func TestRunServerAway(t *testing.T) {
 // the upload with run --resume against the restarted server: every line is
 // there once and the session is ended.
 func TestRunKilledResume(t *testing.T) {
-	const n = 20000
+	n := 20000
+	if raceEnabled {
+		n /= 5
+	}
 	srv := newAPIServer(t)
 	dir := t.TempDir()
 	spools := filepath.Join(dir, "spool")
@@ -250,7 +258,7 @@ func TestRunKilledResume(t *testing.T) {
 	if got := len(srv.lines(id)); got >= 2*n {
 		t.Fatalf("the server has %d lines before the resume: nothing was left to resume", got)
 	}
-	_, errOut, code := runCLI(t, "", "run", "--resume", spool, "--server", srv.url())
+	_, errOut, code := runCLI(t, "", "run", "--resume", spool, "--server", srv.url(), "--upload-wait", "5m")
 	if code != 0 {
 		t.Fatalf("run --resume: exit %d: %s (the killed run said: %s)", code, errOut, stderr.String())
 	}
