@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"io"
 	"os"
@@ -25,6 +27,9 @@ type child struct {
 	signal func(sig syscall.Signal)
 	// alive reports whether a process of the group is still running.
 	alive func() bool
+	// reap, when set, waits for the processes of the tree that ended as
+	// this process's children; it is called once the tree is stopped.
+	reap func()
 }
 
 // Child is a started harness as the runner supervises it, for
@@ -73,13 +78,27 @@ type exitStatus struct {
 	sig  syscall.Signal // the signal that ended it, or 0
 }
 
+// MarkVar is the environment variable the runner adds to a harness's
+// environment, with a value of its own for each run, so that it finds the
+// harness's descendants that left its process group (on Linux).
+const MarkVar = "AGENTSTREAM_RUN"
+
 // startChild starts the harness in a process group of its own, with pipes
-// for stdout and stderr and, when withStdin, for stdin.
+// for stdout and stderr and, when withStdin, for stdin. Its environment
+// gets the run's mark (MarkVar), and this process becomes a child
+// subreaper where it can, so that the whole tree can be stopped.
 func startChild(args []string, dir string, env []string, withStdin bool) (*child, error) {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = dir
-	cmd.Env = env
+	if env == nil {
+		env = os.Environ()
+	}
+	var id [12]byte
+	rand.Read(id[:])
+	mark := MarkVar + "=" + hex.EncodeToString(id[:])
+	cmd.Env = append(env[:len(env):len(env)], mark)
 	setProcessGroup(cmd)
+	becomeSubreaper()
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -114,13 +133,15 @@ func startChild(args []string, dir string, env []string, withStdin bool) (*child
 		err := cmd.Wait()
 		exited <- statusOf(cmd.ProcessState, err)
 	}()
+	t := &tree{pid: pid, mark: []byte(mark)}
 	c := &child{
 		pid:    pid,
 		stdout: outR,
 		stderr: errR,
 		exited: exited,
-		signal: func(sig syscall.Signal) { signalGroup(pid, sig) },
-		alive:  func() bool { return groupAlive(pid) },
+		signal: t.signal,
+		alive:  t.alive,
+		reap:   t.reap,
 	}
 	if inW != nil {
 		c.stdin = inW

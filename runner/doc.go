@@ -14,5 +14,13 @@
 // The harness runs in its own process group. Stopping it sends SIGTERM to
 // the whole group, then SIGKILL after a grace period, so a tool the agent
 // started dies with it; whatever is left of the group when the run ends is
-// stopped the same way.
+// stopped the same way. On Linux the whole process tree ends with the run,
+// even the processes that left the group (setsid, a double fork): the
+// harness's environment carries a mark of the run (MarkVar), which its
+// descendants inherit and the runner looks for in /proc, and the runner's
+// process becomes a child subreaper (PR_SET_CHILD_SUBREAPER) so that the
+// orphans of the tree are reparented to it rather than to init, and it
+// reaps them. A descendant that clears its environment escapes the mark.
+// Elsewhere only the process group is stopped (process_nolinux.go and
+// process_other.go say why).
 package runner

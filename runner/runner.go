@@ -54,7 +54,9 @@ type Runner struct {
 	FollowUps []string
 	// Dir is the harness's working directory; empty means the current one.
 	Dir string
-	// Env is the harness's environment; nil means this process's.
+	// Env is the harness's environment; nil means this process's. The
+	// runner adds MarkVar to it, by which it finds the harness's
+	// descendants.
 	Env []string
 
 	// IdleTimeout, when positive, stops the harness when its stdout has

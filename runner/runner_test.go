@@ -1004,3 +1004,49 @@ func TestRedact(t *testing.T) {
 		t.Errorf("%d masked stderr lines and %d masked prompts, want 1 and 1", stderr, prompt)
 	}
 }
+
+// TestSetsidDescendants runs a harness whose descendants leave its process
+// group (setsid, and a double fork) and checks that none of them outlives
+// the run: each was stopped and reaped, its pid gone.
+func TestSetsidDescendants(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the tree outside the process group is found on Linux only")
+	}
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	if err := os.WriteFile(pidfile, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script, err := filepath.Abs("testdata/escape.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _, err := run(t, context.Background(), &runner.Runner{
+		Command: []string{"/bin/sh", script}, Protocol: "none", SkipTitle: true,
+		Env: append(os.Environ(), "PIDS="+pidfile), Grace: 300 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Ended.Reason != agentstream.ReasonExit || res.ExitCode != 0 {
+		t.Errorf("ended %+v, exit code %d", res.Ended, res.ExitCode)
+	}
+	b, err := os.ReadFile(pidfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids := strings.Fields(string(b))
+	if len(pids) != 2 {
+		t.Fatalf("pid file holds %q, want two pids", b)
+	}
+	for _, f := range pids {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Gone means reaped too: a zombie still answers signal 0.
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("process %d (state %q) survived the run", pid, procField(pid, 2))
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}

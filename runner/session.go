@@ -269,9 +269,13 @@ func (s *session) run(ctx context.Context, c *child) (Result, error) {
 	return s.res, s.handlerErr
 }
 
-// reap stops whatever is left of the harness's process group: SIGTERM, then
-// SIGKILL after the grace period.
+// reap stops whatever is left of the harness's process tree: SIGTERM, then
+// SIGKILL after the grace period; then it waits for those of them that
+// ended as this process's children.
 func (s *session) reap() {
+	if s.c.reap != nil {
+		defer s.c.reap()
+	}
 	if !s.c.alive() {
 		return
 	}
@@ -280,6 +284,10 @@ func (s *session) reap() {
 	for s.c.alive() {
 		if time.Now().After(deadline) {
 			s.c.signal(syscall.SIGKILL)
+			// Give the kernel a moment to turn them into zombies.
+			for i := 0; i < 50 && s.c.alive(); i++ {
+				time.Sleep(10 * time.Millisecond)
+			}
 			return
 		}
 		time.Sleep(10 * time.Millisecond)

@@ -33,6 +33,8 @@ func TestMain(m *testing.M) {
 	}
 	// Commands that keep sessions keep them in this directory's store.
 	os.Setenv("AGENTSTREAM_DB", filepath.Join(dir, "agentstream.db"))
+	// Runs with --server keep their spools there too.
+	os.Setenv("AGENTSTREAM_SPOOL_DIR", filepath.Join(dir, "spool"))
 	binary = filepath.Join(dir, "agentstream")
 	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
 	if err != nil {

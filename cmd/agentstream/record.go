@@ -2,9 +2,15 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/agentstream/agentstream"
 	"github.com/agentstream/agentstream/runner"
@@ -91,35 +97,134 @@ func (l *localRecording) finish(ctx context.Context, res runner.Result) error {
 	return err
 }
 
-// remoteRecording sends the native lines to a server, which normalizes and
-// stores them.
-type remoteRecording struct {
-	id  string
-	up  *api.Uploader
-	out io.WriteCloser
-}
-
-func newRemoteRecording(ctx context.Context, url, token, protocol string, command []string) (*remoteRecording, error) {
-	c := &api.Client{URL: url, Token: token}
-	cwd, _ := os.Getwd()
-	sess, err := c.CreateSession(ctx, api.CreateRequest{Protocol: protocol, Harness: harnessOf(protocol), Command: command, Cwd: cwd})
-	if err != nil {
-		return nil, fmt.Errorf("server %s: %w", url, err)
+// spoolDir is where run keeps the spools of the sessions it sends to a
+// server: $AGENTSTREAM_SPOOL_DIR, else agentstream/spool in the user's
+// cache directory ($XDG_CACHE_HOME or ~/.cache on Linux).
+func spoolDir(e *env) (string, error) {
+	if d := e.getenv("AGENTSTREAM_SPOOL_DIR"); d != "" {
+		return d, nil
 	}
-	up := c.NewUploader(sess.ID, api.UploaderOptions{})
-	return &remoteRecording{id: sess.ID, up: up, out: up.Spool(store.Stdout)}, nil
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("spool directory: %w (set AGENTSTREAM_SPOOL_DIR)", err)
+	}
+	return filepath.Join(d, "agentstream", "spool"), nil
 }
 
-func (r *remoteRecording) session() string  { return r.id }
-func (r *remoteRecording) spool() io.Writer { return r.out }
+// remoteRecording spools the native lines to a local file, from which an
+// uploader sends them to a server, which normalizes and stores them.
+type remoteRecording struct {
+	sp     *api.Spool
+	up     *api.Uploader
+	out    *store.LineSplitter
+	offOut int64 // line numbers taken by an earlier run of the session
+	offErr int64
+	wait   time.Duration
+	stderr io.Writer
+}
+
+// newRemoteRecording opens the spool of the session (continuing it when a
+// run of the same session left it unfinished), tries once to create the
+// session on the server (a refusal ends the run before it starts; a server
+// that does not answer does not), and starts the uploader.
+func newRemoteRecording(ctx context.Context, e *env, url, token, protocol string, command []string, id string, wait time.Duration) (*remoteRecording, error) {
+	dir, err := spoolDir(e)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("spool: %w", err)
+	}
+	r := &remoteRecording{wait: wait, stderr: e.stderr}
+	if id != "" {
+		path := filepath.Join(dir, id+".spool")
+		if _, err := os.Stat(path); err == nil {
+			sp, err := api.OpenSpool(path)
+			if err != nil {
+				return nil, fmt.Errorf("session %s: %w", id, err)
+			}
+			switch h := sp.Header(); {
+			case h.Server != url:
+				sp.Close()
+				return nil, fmt.Errorf("session %s: its unfinished spool %s goes to %s, not %s", id, path, h.Server, url)
+			case sp.Ended():
+				sp.Close()
+				return nil, fmt.Errorf("session %s has ended; the rest of its upload waits in %s (agentstream run --resume %s)", id, path, path)
+			}
+			r.sp = sp
+			r.offOut, r.offErr = sp.LastLine(store.Stdout), sp.LastLine(store.Stderr)
+			fmt.Fprintf(e.stderr, "agentstream run: session %s goes on from its unfinished spool %s (%d stdout and %d stderr lines)\n", id, path, r.offOut, r.offErr)
+		}
+	}
+	c := &api.Client{URL: url, Token: token, Retries: -1}
+	if r.sp == nil {
+		if id == "" {
+			var b [13]byte
+			rand.Read(b[:])
+			id = "s_" + hex.EncodeToString(b[:])
+		}
+		cwd, _ := os.Getwd()
+		req := api.CreateRequest{ID: id, Protocol: protocol, Harness: harnessOf(protocol), Command: command, Cwd: cwd}
+		path := filepath.Join(dir, id+".spool")
+		sp, err := api.CreateSpool(path, api.SpoolHeader{Server: url, Session: req})
+		if err != nil {
+			return nil, err
+		}
+		if _, err := c.CreateSession(ctx, req); err != nil {
+			var ae *api.APIError
+			if errors.As(err, &ae) && ae.Status < 500 && ae.Status != http.StatusTooManyRequests {
+				sp.Close()
+				os.Remove(path)
+				return nil, fmt.Errorf("server %s: %w", url, err)
+			}
+			fmt.Fprintf(e.stderr, "agentstream run: server %s: %v; the session is spooled to %s and sent when the server answers\n", url, err, path)
+		}
+		r.sp = sp
+	}
+	if idle, _ := api.IdleSpools(dir); len(idle) > 0 {
+		for _, p := range idle {
+			if p != r.sp.Path() {
+				fmt.Fprintf(e.stderr, "agentstream run: an unfinished upload waits in %s (agentstream run --resume %s)\n", p, p)
+			}
+		}
+	}
+	r.out = &store.LineSplitter{Stream: store.Stdout, Fn: func(l store.Line) error {
+		l.N += r.offOut
+		return r.sp.Line(l)
+	}}
+	r.up = c.NewUploader(r.sp, api.UploaderOptions{})
+	return r, nil
+}
+
+func (r *remoteRecording) session() string  { return r.sp.Session() }
+func (r *remoteRecording) spool() io.Writer { return spoolWriter{r} }
+
+// spoolWriter writes the harness's stdout into the spool, a write of the
+// file for each read of the harness's output.
+type spoolWriter struct{ r *remoteRecording }
+
+func (w spoolWriter) Write(p []byte) (int, error) {
+	n, err := w.r.out.Write(p)
+	if err == nil {
+		err = w.r.sp.Flush()
+	}
+	return n, err
+}
 
 func (r *remoteRecording) Handle(ctx context.Context, e agentstream.Envelope) error {
 	if line, ok := stderrLine(e); ok {
-		return r.up.Line(line)
+		line.N += r.offErr
+		if err := r.sp.Line(line); err != nil {
+			return err
+		}
+		return r.sp.Flush()
 	}
 	return nil
 }
 
+// finish writes the end into the spool and waits up to r.wait for the
+// server to take the rest. A server still away is no error: the spool
+// keeps the session for `run --resume`, and run says so.
 func (r *remoteRecording) finish(ctx context.Context, res runner.Result) error {
 	err := r.out.Close()
 	end := api.End{Reason: res.Ended.Reason, Error: res.Ended.Error}
@@ -130,8 +235,26 @@ func (r *remoteRecording) finish(ctx context.Context, res runner.Result) error {
 		code := res.ExitCode
 		end.ExitCode = &code
 	}
-	if cerr := r.up.Close(ctx, end); err == nil {
+	if err == nil {
+		err = r.sp.End(end)
+	}
+	if err != nil {
+		// The spool cannot be trusted to hold the rest: send what it has.
+		r.wait = max(r.wait, time.Second)
+	}
+	wctx, cancel := context.WithTimeout(ctx, r.wait)
+	defer cancel()
+	uerr := r.up.Wait(wctx)
+	r.up.Stop()
+	if errors.Is(uerr, context.DeadlineExceeded) {
+		fmt.Fprintf(r.stderr, "agentstream run: the server did not take the whole session in %v (%v); the rest waits in %s: agentstream run --resume %s\n", r.wait, uerr, r.sp.Path(), r.sp.Path())
+		uerr = nil
+	}
+	if cerr := r.sp.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil {
+		err = uerr
 	}
 	return err
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/agentstream/agentstream/runner"
 	"github.com/agentstream/agentstream/session"
 	"github.com/agentstream/agentstream/store"
+	"github.com/agentstream/agentstream/web/api"
 )
 
 // Exit statuses of run besides the harness's own.
@@ -40,7 +41,10 @@ The run always ends for a known reason, written as the last event
 output for --idle-timeout (idle-timeout), the --timeout wall clock
 (deadline), SIGINT or SIGTERM (aborted), or a line over --max-line
 (oversized-event). Stopping the harness sends SIGTERM to its whole process
-group, then SIGKILL after --grace.
+group, then SIGKILL after --grace; on Linux, so are the processes it started
+that left the group (setsid, a double fork), found by the AGENTSTREAM_RUN
+variable the runner adds to its environment. Whatever of the tree is left
+when the run ends is stopped the same way.
 
 Secrets the harness prints (API keys and tokens of known shapes, private
 keys, the values of sensitive names such as PASSWORD=..., passwords in
@@ -48,6 +52,17 @@ URLs) are masked as its output is read, before anything stores, sends or
 shows a line: by as many bytes, with a tag that is the same for the same
 secret within a store (README, "Secrets"). --no-redact keeps them;
 --redact-rules adds names, patterns and allowed values.
+
+With --server URL the session goes to an agentstream server, which
+normalizes and stores it. Every native line is first written to a spool file
+($AGENTSTREAM_SPOOL_DIR, else agentstream/spool in the user cache directory)
+and sent from there, so a server that is away costs disk, not memory, and
+loses nothing: run goes on, retries with backoff, and resumes where the
+server stopped taking lines. At the end run waits --upload-wait for the
+server; past it, it names the spool and exits with the run's own status.
+run --resume SPOOL sends the rest of a spool a run left (a crash, an outage)
+and ends its session; run --session ID goes on from the unfinished spool of
+that session. A finished spool is removed (docs/runs.md).
 
 In GitHub Actions (--ci github, the default when GITHUB_ACTIONS=true) each turn
 is a ::group::, errors are ::error:: and retries and quota ::warning::, and a
@@ -65,7 +80,10 @@ Exit status:
   124                 --idle-timeout (idle-timeout)
   125                 --timeout (deadline)
   127                 the harness could not be started (command not found, ...)
-  130                 interrupted by SIGINT or SIGTERM (aborted)`
+  130                 interrupted by SIGINT or SIGTERM (aborted)
+
+With --resume: 0 once the server has the whole spool, 1 when it does not
+within --upload-wait or refused it.`
 
 func cmdRun(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "run", "[flags] -- COMMAND [ARGS...]", runDoc)
@@ -94,6 +112,8 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	noStore := fs.Bool("no-store", false, "do not write the session into the store")
 	server := fs.String("server", "", "send the session to the agentstream server at `URL` instead of the local store")
 	token := fs.String("token", "", "the server's bearer token (default $AGENTSTREAM_TOKEN)")
+	resume := fs.String("resume", "", "send the rest of the unfinished spool `SPOOL` that a run left (to its server, or --server) and end its session; no COMMAND")
+	uploadWait := fs.Duration("upload-wait", 30*time.Second, "with --server or --resume, how long to wait at the end for the server to take the rest of the spool")
 	rf := redactFlag(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -110,6 +130,16 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 		return usageErr("--prompt given %d times: only claude-stream and acp hold a conversation", len(prompts))
 	}
 	command := fs.Args()
+	if *resume != "" {
+		if len(command) > 0 {
+			return usageErr("--resume takes no COMMAND")
+		}
+		tok := *token
+		if tok == "" {
+			tok = e.getenv("AGENTSTREAM_TOKEN")
+		}
+		return resumeSpool(ctx, e, *resume, *server, tok, *uploadWait)
+	}
 	if len(command) == 0 {
 		return usageErr("no COMMAND (agentstream run [flags] -- COMMAND [ARGS...])")
 	}
@@ -211,7 +241,7 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 		if tok == "" {
 			tok = e.getenv("AGENTSTREAM_TOKEN")
 		}
-		rec, err = newRemoteRecording(ctx, *server, tok, *protocol, command)
+		rec, err = newRemoteRecording(ctx, e, *server, tok, *protocol, command, *sessionID, *uploadWait)
 	case !*noStore:
 		rec, err = newLocalRecording(ctx, e, *db, *protocol, command)
 	}
@@ -274,6 +304,37 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 		return exitError
 	}
 	return runExitCode(res)
+}
+
+// resumeSpool sends the rest of an unfinished spool and ends its session:
+// with the end its run wrote, or, when the run died before writing one,
+// as aborted.
+func resumeSpool(ctx context.Context, e *env, path, server, token string, wait time.Duration) int {
+	sp, err := api.OpenSpool(path)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentstream run: --resume: %v\n", err)
+		return exitError
+	}
+	defer sp.Close()
+	if server == "" {
+		server = sp.Header().Server
+	}
+	if !sp.Ended() {
+		if err := sp.End(api.End{Reason: agentstream.ReasonAborted, Error: "the runner stopped before the session ended; its spool was resumed"}); err != nil {
+			fmt.Fprintf(e.stderr, "agentstream run: --resume: %v\n", err)
+			return exitError
+		}
+	}
+	up := (&api.Client{URL: server, Token: token}).NewUploader(sp, api.UploaderOptions{})
+	defer up.Stop()
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	if err := up.Wait(wctx); err != nil {
+		fmt.Fprintf(e.stderr, "agentstream run: --resume: session %s: %v; the rest stays in %s\n", sp.Session(), err, path)
+		return exitError
+	}
+	fmt.Fprintf(e.stderr, "agentstream run: session %s sent to %s\n", sp.Session(), server)
+	return exitOK
 }
 
 // runSession runs a session of the messages configured and returns how its

@@ -513,7 +513,7 @@ func (f *flaky) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-func corpusFile(t *testing.T) []byte {
+func corpusFile(t testing.TB) []byte {
 	t.Helper()
 	matches, _ := filepath.Glob("testdata/*.jsonl")
 	if len(matches) == 0 {
@@ -613,9 +613,11 @@ func TestIngest(t *testing.T) {
 	}
 }
 
-// TestUploaderResume sends a session with an Uploader, through a server
-// that is replaced midway (the session is interrupted, then resumed by the
-// new server from its stored lines).
+// TestUploaderResume sends a session from a spool, through a server that is
+// replaced midway (the session is interrupted, then resumed by the new
+// server from its stored lines): the second uploader starts again from the
+// start of the spool (its cursor is gone), and the server ignores the lines
+// it has.
 func TestUploaderResume(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "u.db")
@@ -638,53 +640,79 @@ func TestUploaderResume(t *testing.T) {
 		}
 		return st, httptest.NewServer(api.New(st, hub.New(hub.Options{}), api.Options{}))
 	}
+	upload := func(c *api.Client, spoolPath, id string, lines []store.Line, end bool, opts api.UploaderOptions) {
+		t.Helper()
+		var s *api.Spool
+		var err error
+		if _, serr := os.Stat(spoolPath); serr == nil {
+			s, err = api.OpenSpool(spoolPath)
+		} else {
+			s, err = api.CreateSpool(spoolPath, api.SpoolHeader{Server: c.URL, Session: api.CreateRequest{ID: id, Protocol: "claude-json"}})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		for _, l := range lines {
+			if err := s.Line(l); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		code := 0
+		if end {
+			if err := s.End(api.End{ExitCode: &code}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		u := c.NewUploader(s, opts)
+		defer u.Stop()
+		if end {
+			wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			if err := u.Wait(wctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(spoolPath); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the finished spool is still there: %v", err)
+			}
+			return
+		}
+		for deadline := time.Now().Add(30 * time.Second); u.Acked() < s.Size(); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("acked %d of %d bytes", u.Acked(), s.Size())
+			}
+		}
+	}
 	st1, srv1 := serve()
-	c := &api.Client{URL: srv1.URL}
-	sess, err := c.CreateSession(ctx, api.CreateRequest{Protocol: "claude-json"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := c.NewUploader(sess.ID, api.UploaderOptions{BatchLines: 7})
-	for _, l := range lines[:half] {
-		u.Line(l)
-	}
-	if err := u.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
+	spoolPath := filepath.Join(dir, "s.spool")
+	const id = "s_resumed"
+	upload(&api.Client{URL: srv1.URL}, spoolPath, id, lines[:half], false, api.UploaderOptions{BatchLines: 7})
 	srv1.Close()
 	st1.Close() // the first server goes away without closing the session
+	if err := os.Remove(spoolPath + ".cursor"); err != nil {
+		t.Fatal(err)
+	}
 
 	st2, srv2 := serve()
 	defer func() { srv2.Close(); st2.Close() }()
-	c2 := &api.Client{URL: srv2.URL}
-	u2 := c2.NewUploader(sess.ID, api.UploaderOptions{BatchLines: 5})
-	for _, l := range lines[half-3:] { // overlapping: the first three are ignored
-		u2.Line(l)
-	}
-	code := 0
-	if err := u2.Close(ctx, api.End{ExitCode: &code}); err != nil {
-		t.Fatal(err)
-	}
-	got, err := st2.Session(ctx, sess.ID)
+	upload(&api.Client{URL: srv2.URL}, spoolPath, id, lines[half:], true, api.UploaderOptions{BatchLines: 5})
+	got, err := st2.Session(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The same file ingested in one go gives the same events.
 	st3, srv3 := serve()
 	defer func() { srv3.Close(); st3.Close() }()
-	c3 := &api.Client{URL: srv3.URL}
-	ref, _ := c3.CreateSession(ctx, api.CreateRequest{Protocol: "claude-json"})
-	u3 := c3.NewUploader(ref.ID, api.UploaderOptions{})
-	for _, l := range lines {
-		u3.Line(l)
-	}
-	u3.Close(ctx, api.End{ExitCode: &code})
-	want, _ := st3.Session(ctx, ref.ID)
+	upload(&api.Client{URL: srv3.URL}, filepath.Join(dir, "ref.spool"), "s_ref", lines, true, api.UploaderOptions{})
+	want, _ := st3.Session(ctx, "s_ref")
 	if got.LastSeq != want.LastSeq || got.Status != want.Status {
 		t.Errorf("resumed session: %d events, %s; in one go: %d, %s", got.LastSeq, got.Status, want.LastSeq, want.Status)
 	}
-	a, _ := st3.Events(ctx, ref.ID, store.EventQuery{Limit: 5000})
-	b, _ := st3.Events(ctx, sess.ID, store.EventQuery{Limit: 5000})
+	a, _ := st3.Events(ctx, "s_ref", store.EventQuery{Limit: 5000})
+	b, _ := st3.Events(ctx, id, store.EventQuery{Limit: 5000})
 	typesOf := func(evs []store.Event) []string {
 		var out []string
 		for _, e := range evs {
@@ -694,6 +722,17 @@ func TestUploaderResume(t *testing.T) {
 	}
 	if diff := cmp.Diff(typesOf(a), typesOf(b)); diff != "" {
 		t.Errorf("event types (-one go +resumed):\n%s", diff)
+	}
+	var n int64
+	st3.Lines(ctx, id, func(l store.Line) error {
+		n++
+		if l.N != n || !bytes.Equal(l.Data, lines[n-1].Data) {
+			t.Errorf("stored line %d is %s line %d %q, want %q", n, l.Stream, l.N, l.Data, lines[n-1].Data)
+		}
+		return nil
+	})
+	if n != int64(len(lines)) {
+		t.Errorf("%d lines stored, want %d", n, len(lines))
 	}
 }
 

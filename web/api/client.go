@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -63,6 +64,11 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	if err != nil {
 		return fmt.Errorf("api: %w", err)
 	}
+	return c.doBytes(ctx, method, path, b, out)
+}
+
+// doBytes sends a request of JSON body b, as do does.
+func (c *Client) doBytes(ctx context.Context, method, path string, b []byte, out any) error {
 	retries := c.Retries
 	if retries == 0 {
 		retries = 8
@@ -146,40 +152,71 @@ func (c *Client) PostLines(ctx context.Context, id string, lines []LineIn, end *
 	return resp, err
 }
 
+// postRaw sends lines given as their JSON (LineIn objects) and the end.
+func (c *Client) postRaw(ctx context.Context, id string, lines []json.RawMessage, end *End, body []byte) ([]byte, error) {
+	body = append(body[:0], `{"lines":[`...)
+	for i, l := range lines {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = append(body, l...)
+	}
+	body = append(body, `],"end":`...)
+	e, err := json.Marshal(end)
+	if err != nil {
+		return body, fmt.Errorf("api: %w", err)
+	}
+	body = append(append(body, e...), '}')
+	var resp LinesResponse
+	return body, c.doBytes(ctx, http.MethodPost, "/api/sessions/"+id+"/lines", body, &resp)
+}
+
 // UploaderOptions tune an Uploader. The zero value gives the defaults.
 type UploaderOptions struct {
-	// Interval is how long a line may wait before it is sent; zero means
-	// 100 ms.
+	// Interval is how often the spool is looked at for new records when
+	// nothing signalled them; zero means 100 ms.
 	Interval time.Duration
-	// BatchLines and BatchBytes make a batch go at once; zero means 512
-	// lines and 4 MiB.
+	// BatchLines and BatchBytes bound a request, and BatchBytes the window
+	// of the spool held in memory; zero means 512 lines and 4 MiB.
 	BatchLines int
 	BatchBytes int
+	// Backoff is the first wait after a failed request, doubled each time
+	// up to MaxBackoff; zero means 200 ms and 5 s.
+	Backoff, MaxBackoff time.Duration
 }
 
-// Uploader sends a session's native lines in the background, in batches,
-// keeping each line until the server acknowledged it. Line never waits for
-// the network; Close sends what is left and the end. The runner calls Line
-// for each native line it reads (stdout and stderr, each numbered from 1),
-// in order, from one goroutine.
+// Uploader sends the records of a Spool to the server in the background,
+// from the byte offset the server last acknowledged (the spool's cursor),
+// in batches read from the file, so that it holds at most one window of
+// lines in memory however far behind it is. While the server is away
+// (network errors, 5xx, 429, a session the server is not ready to take) it
+// waits and tries again, with backoff, for as long as it runs; lines the
+// server already has are ignored there, so a batch whose answer was lost is
+// simply sent again. It creates the session first (a 409 for an id that
+// exists means an earlier run or attempt did). Once the server
+// acknowledged the spool's end, the uploader removes the spool's files and
+// stops. A permanent refusal (a bad token, a bad request) stops it with
+// that error.
+//
+// The uploader's goroutine returns when the upload finished or failed, or
+// when Stop is called. The methods are safe for concurrent use.
 type Uploader struct {
-	c    *Client
-	id   string
+	c    Client
+	sp   *Spool
 	opts UploaderOptions
 
+	cancel context.CancelFunc
+	done   chan struct{}
+
 	mu      sync.Mutex
-	pending []LineIn
-	bytes   int
-	err     error
-	kick    chan struct{}
-	stop    chan struct{}
-	done    chan struct{}
-	sendMu  sync.Mutex
+	acked   int64
+	err     error // why the upload stopped for good, nil once it finished
+	lastErr error // the last failed attempt
 }
 
-// NewUploader starts an Uploader for session id (created with
-// CreateSession).
-func (c *Client) NewUploader(id string, opts UploaderOptions) *Uploader {
+// NewUploader starts uploading sp, whose session it creates when the
+// server does not have it.
+func (c *Client) NewUploader(sp *Spool, opts UploaderOptions) *Uploader {
 	if opts.Interval <= 0 {
 		opts.Interval = 100 * time.Millisecond
 	}
@@ -189,113 +226,189 @@ func (c *Client) NewUploader(id string, opts UploaderOptions) *Uploader {
 	if opts.BatchBytes <= 0 {
 		opts.BatchBytes = 4 << 20
 	}
-	u := &Uploader{c: c, id: id, opts: opts, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	go u.loop()
+	if opts.Backoff <= 0 {
+		opts.Backoff = 200 * time.Millisecond
+	}
+	if opts.MaxBackoff <= 0 {
+		opts.MaxBackoff = 5 * time.Second
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	u := &Uploader{c: *c, sp: sp, opts: opts, cancel: cancel, done: make(chan struct{})}
+	u.c.Retries = -1 // the uploader retries on its own, without end
+	go u.loop(ctx)
 	return u
 }
 
-// Line queues one native line (its Data is copied). It returns the error
-// that stopped the uploader, if any.
-func (u *Uploader) Line(l store.Line) error {
-	in := NewLineIn(l)
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.err != nil {
-		return u.err
-	}
-	u.pending = append(u.pending, in)
-	u.bytes += len(in.Text) + len(in.Data)
-	if len(u.pending) >= u.opts.BatchLines || u.bytes >= u.opts.BatchBytes {
-		select {
-		case u.kick <- struct{}{}:
-		default:
-		}
-	}
-	return nil
-}
+// errFinished is the uploader's state once the server has the whole spool.
+var errFinished = errors.New("api: upload finished")
 
-// Spool returns an io.WriteCloser that cuts a native stream's bytes into
-// lines (as store.LineSplitter does) and queues them: what a runner can
-// give as its spool.
-func (u *Uploader) Spool(stream string) io.WriteCloser {
-	return &store.LineSplitter{Stream: stream, Fn: u.Line}
-}
+// Done is closed when the uploader stopped: finished, failed, or stopped.
+func (u *Uploader) Done() <-chan struct{} { return u.done }
 
-func (u *Uploader) loop() {
-	defer close(u.done)
-	t := time.NewTicker(u.opts.Interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-u.stop:
-			return
-		case <-u.kick:
-		case <-t.C:
-		}
-		_ = u.send(context.Background(), nil)
-	}
-}
-
-// send posts what is pending (and end, when not nil), keeping lines until
-// the server took them.
-func (u *Uploader) send(ctx context.Context, end *End) error {
-	u.sendMu.Lock()
-	defer u.sendMu.Unlock()
-	for {
-		u.mu.Lock()
-		if u.err != nil {
-			err := u.err
-			u.mu.Unlock()
-			return err
-		}
-		n := min(len(u.pending), u.opts.BatchLines)
-		batch := u.pending[:n:n]
-		u.mu.Unlock()
-		if n == 0 && end == nil {
-			return nil
-		}
-		var e *End
-		if n == len(batch) && n == u.pendingLen() {
-			e = end
-		}
-		_, err := u.c.PostLines(ctx, u.id, batch, e)
-		if err != nil {
-			u.mu.Lock()
-			u.err = err
-			u.mu.Unlock()
-			return err
-		}
-		u.mu.Lock()
-		for _, l := range u.pending[:n] {
-			u.bytes -= len(l.Text) + len(l.Data)
-		}
-		u.pending = u.pending[n:]
-		left := len(u.pending)
-		u.mu.Unlock()
-		if e != nil || (left == 0 && end == nil) {
-			return nil
-		}
-	}
-}
-
-func (u *Uploader) pendingLen() int {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return len(u.pending)
-}
-
-// Flush sends what is queued and returns once the server has it.
-func (u *Uploader) Flush(ctx context.Context) error { return u.send(ctx, nil) }
-
-// Close sends what is queued and the end of the session, and stops the
-// uploader.
-func (u *Uploader) Close(ctx context.Context, end End) error {
+// Wait waits until the server has the whole spool, the upload failed for
+// good, or ctx ends. It returns nil once the upload finished, the error
+// that stopped it, or ctx's error with the last failed attempt; the
+// uploader goes on after ctx ends.
+func (u *Uploader) Wait(ctx context.Context) error {
 	select {
-	case <-u.stop:
-		return errors.New("api: uploader closed")
-	default:
+	case <-u.done:
+		return u.result()
+	case <-ctx.Done():
+		u.mu.Lock()
+		last := u.lastErr
+		u.mu.Unlock()
+		if last != nil {
+			return fmt.Errorf("%w (last attempt: %w)", ctx.Err(), last)
+		}
+		return ctx.Err()
 	}
-	close(u.stop)
+}
+
+func (u *Uploader) result() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if errors.Is(u.err, errFinished) {
+		return nil
+	}
+	if u.err == nil {
+		return errors.New("api: upload stopped")
+	}
+	return u.err
+}
+
+// Acked returns the offset in the spool up to which the server has the
+// records.
+func (u *Uploader) Acked() int64 {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.acked
+}
+
+// Stop stops the uploader and waits for its goroutine; what the server does
+// not have stays in the spool, from the cursor.
+func (u *Uploader) Stop() {
+	u.cancel()
 	<-u.done
-	return u.send(ctx, &end)
+}
+
+func (u *Uploader) stopWith(err error) {
+	u.mu.Lock()
+	u.err = err
+	u.mu.Unlock()
+}
+
+func (u *Uploader) loop(ctx context.Context) {
+	defer close(u.done)
+	defer u.cancel()
+	r, err := os.Open(u.sp.Path())
+	if err != nil {
+		u.stopWith(fmt.Errorf("api: spool: %w", err))
+		return
+	}
+	defer r.Close()
+	off := u.sp.cursor()
+	u.mu.Lock()
+	u.acked = off
+	u.mu.Unlock()
+	created := false
+	backoff := u.opts.Backoff
+	var buf, body []byte
+	tick := time.NewTicker(u.opts.Interval)
+	defer tick.Stop()
+	wait := func(d time.Duration) bool {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			return true
+		}
+	}
+	// The window read at the cursor follows the size of the batches, so
+	// that a batch of short lines does not read megabytes.
+	window := min(64<<10, u.opts.BatchBytes)
+	for {
+		lines, end, next, err := u.sp.records(r, off, u.opts.BatchLines, window, &buf)
+		if err != nil {
+			u.stopWith(err)
+			return
+		}
+		if len(lines) == 0 && end == nil {
+			if next > off {
+				off = next // the header
+				continue
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-u.sp.notify:
+			case <-tick.C:
+			}
+			continue
+		}
+		if !created {
+			_, err = u.c.CreateSession(ctx, u.sp.header.Session)
+			var ae *APIError
+			if err == nil || errors.As(err, &ae) && ae.Status == http.StatusConflict {
+				created, err = true, nil
+			}
+		}
+		if err == nil {
+			body, err = u.c.postRaw(ctx, u.sp.Session(), lines, end, body)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			var ae *APIError
+			if errors.As(err, &ae) {
+				switch {
+				case ae.Status == http.StatusConflict && len(ae.Expected) > 0:
+					// The server lacks lines before these (it lost some):
+					// send again from the start; it ignores those it has.
+					off = 0
+				case ae.Status == http.StatusConflict && strings.Contains(ae.Message, "has ended"):
+					u.stopWith(err)
+					return
+				case ae.Status == http.StatusNotFound:
+					created = false
+				case ae.Status == http.StatusConflict || ae.Status >= 500 || ae.Status == http.StatusTooManyRequests:
+				default:
+					u.stopWith(err)
+					return
+				}
+			}
+			u.mu.Lock()
+			u.lastErr = err
+			u.mu.Unlock()
+			if !wait(backoff) {
+				return
+			}
+			backoff = min(2*backoff, u.opts.MaxBackoff)
+			continue
+		}
+		backoff = u.opts.Backoff
+		if len(lines) == u.opts.BatchLines {
+			window = min(max(window, 2*int(next-off)), u.opts.BatchBytes)
+		} else if int(next-off) >= window/2 {
+			window = min(2*window, u.opts.BatchBytes)
+		}
+		off = next
+		if err := u.sp.saveCursor(off); err != nil {
+			u.stopWith(fmt.Errorf("api: spool cursor: %w", err))
+			return
+		}
+		u.mu.Lock()
+		u.acked, u.lastErr = off, nil
+		u.mu.Unlock()
+		if end != nil {
+			if err := u.sp.remove(); err != nil {
+				u.stopWith(fmt.Errorf("api: spool: %w", err))
+				return
+			}
+			u.stopWith(errFinished)
+			return
+		}
+	}
 }
