@@ -90,6 +90,7 @@ type demoOptions struct {
 // runDemo serves the demo until ctx is done. The temporary store is removed
 // before it returns, whatever happened.
 func runDemo(ctx context.Context, e *env, o demoOptions) (err error) {
+	fmt.Fprintf(e.stderr, "agentstream demo: starting: a temporary store, the web timeline on %s, %d recorded sessions to import\n", o.addr, len(demo.Imports()))
 	dir, err := os.MkdirTemp(e.getenv("TMPDIR"), "agentstream-demo-")
 	if err != nil {
 		return err
@@ -119,6 +120,7 @@ func runDemo(ctx context.Context, e *env, o demoOptions) (err error) {
 		}
 	}()
 
+	fmt.Fprintf(e.stderr, "agentstream demo: importing the recordings into %s\n", st.Path())
 	if err := importDemo(ctx, st, time.Now()); err != nil {
 		if ctx.Err() != nil {
 			return nil // interrupted while importing
