@@ -70,8 +70,8 @@ func cmdDemo(ctx context.Context, e *env, args []string) int {
 	if *token == "" {
 		*token = e.getenv("AGENTSTREAM_TOKEN")
 	}
-	if !isLoopback(*addr) && *token == "" {
-		fmt.Fprintf(e.stderr, "agentstream demo: %s is not a loopback address: refusing to serve without --token\n", *addr)
+	if err := checkListenAddr(*addr, *token); err != nil {
+		fmt.Fprintln(e.stderr, "agentstream demo:", err)
 		return exitUsage
 	}
 	if err := runDemo(ctx, e, demoOptions{addr: *addr, token: *token, speed: *speed, live: !*noLive}); err != nil {

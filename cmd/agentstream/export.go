@@ -45,7 +45,7 @@ func cmdExport(ctx context.Context, e *env, args []string) int {
 		return exitUsage
 	}
 	id := pos[0]
-	st, _, err := openStore(ctx, e, *db)
+	st, _, err := openExistingStore(ctx, e, *db)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "agentstream export:", err)
 		return exitError

@@ -34,11 +34,9 @@ func cmdImport(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "agentstream import: one FILE expected")
 		return exitUsage
 	}
-	if *protocol != "auto" {
-		if _, err := adapter.Lookup(*protocol); err != nil {
-			fmt.Fprintf(e.stderr, "agentstream import: unknown protocol %q (want auto or one of %s)\n", *protocol, protocolList())
-			return exitUsage
-		}
+	if err := checkProtocol(*protocol, "auto"); err != nil {
+		fmt.Fprintln(e.stderr, "agentstream import:", err)
+		return exitUsage
 	}
 	if *id != "" && !store.ValidID(*id) {
 		fmt.Fprintf(e.stderr, "agentstream import: bad --id %q\n", *id)

@@ -55,11 +55,9 @@ func cmdNormalize(ctx context.Context, e *env, args []string) int {
 	if *stats || *statsJSON != "" {
 		st = newNormalizeStats()
 	}
-	if *protocol != "auto" {
-		if _, err := adapter.Lookup(*protocol); err != nil {
-			fmt.Fprintf(e.stderr, "agentstream normalize: unknown protocol %q (want auto or one of %s)\n", *protocol, protocolList())
-			return exitUsage
-		}
+	if err := checkProtocol(*protocol, "auto"); err != nil {
+		fmt.Fprintln(e.stderr, "agentstream normalize:", err)
+		return exitUsage
 	}
 	files := fs.Args()
 	if len(files) == 0 {

@@ -31,6 +31,10 @@ func cmdRender(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "agentstream render: at most one FILE")
 		return exitUsage
 	}
+	if err := checkProtocol(*protocol, "auto", "events"); err != nil {
+		fmt.Fprintln(e.stderr, "agentstream render:", err)
+		return exitUsage
+	}
 	opts, err := consoleOptions(e, *color, *ci, *width)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentstream render: %v\n", err)

@@ -33,7 +33,13 @@ func cmdRenormalize(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "agentstream renormalize: one SESSION expected")
 		return exitUsage
 	}
-	st, _, err := openStore(ctx, e, *db)
+	if *protocol != "" {
+		if err := checkProtocol(*protocol); err != nil {
+			fmt.Fprintln(e.stderr, "agentstream renormalize:", err)
+			return exitUsage
+		}
+	}
+	st, _, err := openExistingStore(ctx, e, *db)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "agentstream renormalize:", err)
 		return exitError

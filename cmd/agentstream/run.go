@@ -113,8 +113,8 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	if len(command) == 0 {
 		return usageErr("no COMMAND (agentstream run [flags] -- COMMAND [ARGS...])")
 	}
-	if _, ok := agentstream.LookupProtocol(*protocol); !ok && *protocol != "auto" {
-		return usageErr("unknown protocol %q (want auto or one of %s)", *protocol, protocolList())
+	if err := checkProtocol(*protocol, "auto"); err != nil {
+		return usageErr("%v", err)
 	}
 	if *approve != runner.ApproveAll && *approve != runner.ApproveNone {
 		return usageErr("--approve %q: want all or none", *approve)

@@ -40,7 +40,7 @@ func cmdSessions(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "agentstream sessions:", err)
 		return exitUsage
 	}
-	st, _, err := openStore(ctx, e, *db)
+	st, _, err := openExistingStore(ctx, e, *db)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "agentstream sessions:", err)
 		return exitError

@@ -96,7 +96,7 @@ func cmdUsage(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintf(e.stderr, "agentstream usage: bad --by %q: want %s\n", key, strings.Join(agentstream.UsageGroupings, ", "))
 			return exitUsage
 		}
-		st, _, err := openStore(ctx, e, *db)
+		st, _, err := openExistingStore(ctx, e, *db)
 		if err != nil {
 			fmt.Fprintln(e.stderr, "agentstream usage:", err)
 			return exitError
@@ -125,6 +125,10 @@ func cmdUsage(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "agentstream usage: --csv prints a report: give --by")
 		return exitUsage
 	}
+	if err := checkProtocol(*protocol, "auto", "events"); err != nil {
+		fmt.Fprintln(e.stderr, "agentstream usage:", err)
+		return exitUsage
+	}
 	name := "-"
 	if len(pos) == 1 {
 		name = pos[0]
@@ -134,7 +138,7 @@ func cmdUsage(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintln(e.stderr, "agentstream usage: --protocol reads a FILE, not the store")
 			return exitUsage
 		}
-		st, _, err := openStore(ctx, e, *db)
+		st, _, err := openExistingStore(ctx, e, *db)
 		if err != nil {
 			fmt.Fprintln(e.stderr, "agentstream usage:", err)
 			return exitError
