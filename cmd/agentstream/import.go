@@ -17,7 +17,9 @@ import (
 const importDoc = `Stores a recorded native output file (one harness's stdout, - for stdin) as a
 session: its lines are kept byte for byte (but for the secrets they hold,
 masked unless --no-redact) and normalized with today's adapters. The session's start is its first event's own time, else the
-file's modification time. It prints the new session's id.`
+file's modification time. It prints the new session's id.
+
+An empty or binary file is refused (exit 1): it is no session.`
 
 func cmdImport(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "import", "[--protocol P|auto] [--id ID] [--harness H] FILE|-", importDoc)
@@ -92,6 +94,9 @@ func importStream(ctx context.Context, st store.Store, r io.Reader, o importOpti
 		r = o.redact.Reader(r)
 	}
 	br := bufio.NewReaderSize(r, adapter.DetectPeek)
+	if err := checkText(br); err != nil {
+		return "", err
+	}
 	protocol := o.protocol
 	if protocol == "" || protocol == "auto" {
 		protocol = adapter.DetectReader(br)

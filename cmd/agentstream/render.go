@@ -15,7 +15,11 @@ may be native lines (any protocol) or normalized event envelopes. Envelopes
 hold no live deltas, so their text shows whole.
 
 Colour is used only on a terminal and never when NO_COLOR is set; --color
-overrides both. The width is the terminal's, else $COLUMNS, else 80.`
+overrides both. The width is the terminal's, else $COLUMNS, else 80.
+
+It fails (exit 1) on an input that is empty or binary, and on one none of
+whose lines the protocol understands (every line would be raw): it names
+the protocol the lines look like. Exit 2 is bad usage.`
 
 func cmdRender(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "render", "[--protocol P|auto|events] [--width N] [--color auto|always|never] [--ci auto|github|none] [--quiet] [FILE|-]", renderDoc)

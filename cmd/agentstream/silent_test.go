@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -79,5 +80,90 @@ func TestBadListenAddress(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, "not a loopback address") {
 			t.Errorf("%s --addr 192.0.2.1:1: exit %d, stderr %q", cmd, code, stderr)
 		}
+	}
+}
+
+// nonBlankLines counts the lines of a file that hold something.
+func nonBlankLines(t *testing.T, name string) int {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(l) != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestWrongProtocolUnderstoodNothing: a Claude recording read as Codex's
+// is all raw lines; render and usage say so and fail, where render printed
+// nothing and exited 0.
+func TestWrongProtocolUnderstoodNothing(t *testing.T) {
+	want := "none of the " + strconv.Itoa(nonBlankLines(t, basicQuery)) + " lines was understood as codex-json"
+	for _, cmd := range []string{"render", "usage"} {
+		stdout, stderr, code := runCLI(t, "", cmd, "--protocol", "codex-json", basicQuery)
+		if code != exitError {
+			t.Errorf("%s: exit %d, want %d", cmd, code, exitError)
+		}
+		if !strings.Contains(stderr, want) || !strings.Contains(stderr, "--protocol claude-json") {
+			t.Errorf("%s: stderr %q, want %q and the protocol they look like", cmd, stderr, want)
+		}
+		if cmd == "render" && stdout != "" {
+			t.Errorf("render printed %q", stdout)
+		}
+	}
+	// The right protocol, or auto, still renders.
+	for _, p := range []string{"claude-json", "auto"} {
+		if out, stderr, code := runCLI(t, "", "render", "--protocol", p, "--color", "never", basicQuery); code != exitOK || out == "" {
+			t.Errorf("render --protocol %s: exit %d, %d bytes, stderr %q", p, code, len(out), stderr)
+		}
+	}
+}
+
+// TestEmptyOrBinaryFileIsNoSession runs the binary: import refuses an
+// empty file, a blank one and a binary one (the agentstream binary
+// itself), and stores no session.
+func TestEmptyOrBinaryFileIsNoSession(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "a.db")
+	exe, err := os.ReadFile(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{
+		"empty.jsonl":  nil,
+		"blank.jsonl":  []byte("\n  \n\r\n"),
+		"binary.jsonl": exe[:1<<16],
+	}
+	for name, data := range files {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(dir, name)
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(binary, "import", "--db", db, p)
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			cmd.Run()
+			if code := cmd.ProcessState.ExitCode(); code != exitError {
+				t.Errorf("exit %d, want %d", code, exitError)
+			}
+			if stdout.Len() > 0 || !strings.Contains(stderr.String(), p) {
+				t.Errorf("stdout %q, stderr %q: want no id and an error naming the file", stdout.String(), stderr.String())
+			}
+			for _, cmd := range []string{"render", "usage"} {
+				if _, errs, code := runCLI(t, "", cmd, p); code != exitError {
+					t.Errorf("%s: exit %d, stderr %q", cmd, code, errs)
+				}
+			}
+		})
+	}
+	out, errs, code := runCLI(t, "", "sessions", "--db", db, "--json")
+	if code != exitOK || strings.TrimSpace(out) != "[]" {
+		t.Errorf("sessions after the refused imports: exit %d, %s %s", code, out, errs)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentstream/agentstream"
+	"github.com/agentstream/agentstream/adapter"
 	"github.com/agentstream/agentstream/internal/jsonscan"
 	"github.com/agentstream/agentstream/store"
 )
@@ -333,6 +334,9 @@ func writeUsageCSV(w io.Writer, rep *agentstream.UsageReport) error {
 // envelopes (protocol "events", or auto-detected) or native lines.
 func foldInput(r io.Reader, protocol string, fn func(*agentstream.Envelope)) error {
 	br := bufio.NewReaderSize(r, 1<<20)
+	if err := checkText(br); err != nil {
+		return err
+	}
 	if protocol == "auto" || protocol == "events" {
 		head, _ := br.Peek(64 << 10)
 		lines, _ := agentstream.SplitCompleteLines(head)
@@ -364,6 +368,8 @@ func foldInput(r io.Reader, protocol string, fn func(*agentstream.Envelope)) err
 	n := agentstream.NewNormalizer(a.New(), agentstream.NormalizerConfig{Harness: a.Harness, ExplicitTurns: a.ExplicitTurns})
 	lr := agentstream.NewLineReader(br)
 	var envs []agentstream.Envelope
+	var lines, understood int64
+	var head [][]byte // the first lines, to tell which dialect they are
 	for {
 		l, err := lr.Next()
 		if err == io.EOF {
@@ -372,15 +378,42 @@ func foldInput(r io.Reader, protocol string, fn func(*agentstream.Envelope)) err
 		if err != nil {
 			return err
 		}
+		if len(jsonscan.TrimSpace(l.Bytes)) > 0 {
+			lines++
+			if len(head) < adapter.DetectLines {
+				head = append(head, append([]byte(nil), l.Bytes...))
+			}
+		}
 		envs = n.Line(envs[:0], l, zeroTime)
 		for i := range envs {
+			if envs[i].Source != nil && envs[i].Type() != agentstream.TypeRaw {
+				understood++
+			}
 			fn(&envs[i])
 		}
 	}
 	for _, env := range n.End(nil, zeroTime) {
 		fn(&env)
 	}
-	return nil
+	return misreadError(a.Name, lines, understood, head)
+}
+
+// misreadError returns an error when the input held lines but the
+// protocol understood none of them (each became a raw event), naming the
+// dialect they look like; nil when something was understood, or for the
+// "none" protocol, whose lines are text by design.
+func misreadError(protocol string, lines, understood int64, head [][]byte) error {
+	if lines == 0 {
+		return errEmptyInput
+	}
+	if protocol == "none" || understood > 0 {
+		return nil
+	}
+	hint := "is it a harness's output?"
+	if guess := adapter.Detect(head); guess != protocol && guess != "none" {
+		hint = fmt.Sprintf("they look like %s: --protocol %s (or auto) reads them", guess, guess)
+	}
+	return fmt.Errorf("none of the %d lines was understood as %s (%s)", lines, protocol, hint)
 }
 
 func isEnvelope(line []byte) bool {
