@@ -171,7 +171,7 @@ func importDemo(ctx context.Context, st *sqlite.Store, now time.Time) error {
 			return err
 		}
 		mtime := now.Add(-time.Duration(len(names)-i) * 7 * time.Minute)
-		if _, err := importStream(ctx, st, bytes.NewReader(data), importOptions{protocol: "auto", mtime: mtime}); err != nil {
+		if _, _, err := importSeekable(ctx, st, bytes.NewReader(data), importOptions{protocol: "auto", mtime: mtime}); err != nil {
 			return fmt.Errorf("import %s: %w", name, err)
 		}
 	}

@@ -90,7 +90,9 @@ func dash(s string) string {
 }
 
 func sessionDuration(s store.Session) string {
-	if s.EndedAt.IsZero() {
+	if s.EndedAt.IsZero() || s.EndedAt.Equal(s.StartedAt) {
+		// Running, or no time known but one (an import of lines without
+		// times, whose harness reported no duration).
 		return "—"
 	}
 	return agentstream.FormatDurationMs(s.EndedAt.Sub(s.StartedAt).Milliseconds())

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/agentstream/agentstream"
+	"github.com/agentstream/agentstream/store"
 )
 
 // The cases of "no silent wrong results": each gets a clear error or the
@@ -165,5 +170,175 @@ func TestEmptyOrBinaryFileIsNoSession(t *testing.T) {
 	out, errs, code := runCLI(t, "", "sessions", "--db", db, "--json")
 	if code != exitOK || strings.TrimSpace(out) != "[]" {
 		t.Errorf("sessions after the refused imports: exit %d, %s %s", code, out, errs)
+	}
+}
+
+// storedSessions returns the sessions of db (their ids and times), through the
+// sessions command's JSON.
+func storedSessions(t *testing.T, db string) []store.Session {
+	t.Helper()
+	out, errs, code := runCLI(t, "", "sessions", "--db", db, "--json", "--limit", "0")
+	if code != exitOK {
+		t.Fatalf("sessions: exit %d: %s", code, errs)
+	}
+	var list []struct {
+		ID        string    `json:"id"`
+		StartedAt time.Time `json:"startedAt"`
+		EndedAt   time.Time `json:"endedAt"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatal(err)
+	}
+	var ss []store.Session
+	for _, s := range list {
+		ss = append(ss, store.Session{ID: s.ID, StartedAt: s.StartedAt, EndedAt: s.EndedAt})
+	}
+	return ss
+}
+
+// importBinary runs the binary's import and returns the id it printed.
+func importBinary(t *testing.T, db, stdin string, args ...string) (id, stderr string) {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"import", "--db", db}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("import %v: %v: %s", args, err, e.String())
+	}
+	return strings.TrimSpace(o.String()), e.String()
+}
+
+// TestImportIsIdempotent: the same content, by path, under another name or
+// on stdin, is one session; other content is another.
+func TestImportIsIdempotent(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "a.db")
+	data, err := os.ReadFile(turnTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "renamed.jsonl")
+	if err := os.WriteFile(other, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := importBinary(t, db, "", turnTools)
+	again, stderr := importBinary(t, db, "", turnTools)
+	renamed, _ := importBinary(t, db, "", other)
+	piped, _ := importBinary(t, db, string(data), "-")
+	for name, id := range map[string]string{"again": again, "renamed": renamed, "stdin": piped} {
+		if id != first {
+			t.Errorf("%s: id %s, want the first import's %s", name, id, first)
+		}
+	}
+	if !strings.Contains(stderr, "already imported") {
+		t.Errorf("the second import says %q, want that it was already imported", stderr)
+	}
+	if got := storedSessions(t, db); len(got) != 1 {
+		t.Errorf("%d sessions after four imports of one content, want 1", len(got))
+	}
+	// One more line is other content: a session of its own.
+	grown := filepath.Join(dir, "grown.jsonl")
+	if err := os.WriteFile(grown, append(append([]byte(nil), data...), data[:strings.IndexByte(string(data), '\n')+1]...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if id, _ := importBinary(t, db, "", grown); id == first {
+		t.Errorf("a grown file got the first import's id %s", id)
+	}
+	if got := storedSessions(t, db); len(got) != 2 {
+		t.Errorf("%d sessions, want 2", len(got))
+	}
+}
+
+// lineTimes returns the first and last "timestamp" of a recording's lines,
+// read with encoding/json.
+func lineTimes(t *testing.T, name string) (first, last time.Time) {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		var v struct {
+			Timestamp time.Time `json:"timestamp"`
+		}
+		if json.Unmarshal([]byte(l), &v) == nil && !v.Timestamp.IsZero() {
+			if first.IsZero() {
+				first = v.Timestamp
+			}
+			last = v.Timestamp
+		}
+	}
+	if first.IsZero() {
+		t.Fatalf("%s: no timestamps", name)
+	}
+	return first, last
+}
+
+// TestImportTakesItsTimesFromTheLines: a session of timed lines starts and
+// ends at their times, though the file was written now; one of untimed lines ends
+// at the file's date and lasts the duration its harness reported, and
+// counts on that day, not today.
+func TestImportTakesItsTimesFromTheLines(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "a.db")
+	old := time.Date(2020, 1, 2, 15, 4, 5, 0, time.UTC)
+	copyDated := func(src string, mtime time.Time) string {
+		data, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, filepath.Base(src))
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	const timed = "../../adapter/claude/testdata/lab-claude-2.1.328-edits.jsonl"
+	first, last := lineTimes(t, timed)
+	timedID, _ := importBinary(t, db, "", copyDated(timed, time.Now()))
+
+	// basicQuery's lines carry no times; its result reports duration_ms.
+	data, _ := os.ReadFile(basicQuery)
+	var reported time.Duration
+	for _, l := range strings.Split(string(data), "\n") {
+		var v struct {
+			DurationMs int64 `json:"duration_ms"`
+		}
+		if json.Unmarshal([]byte(l), &v) == nil && v.DurationMs > 0 {
+			reported = time.Duration(v.DurationMs) * time.Millisecond
+		}
+	}
+	if reported == 0 || strings.Contains(string(data), `"timestamp"`) {
+		t.Fatal("basicQuery changed: want untimed lines with a reported duration")
+	}
+	untimedID, _ := importBinary(t, db, "", copyDated(basicQuery, old))
+
+	got := map[string]store.Session{}
+	for _, s := range storedSessions(t, db) {
+		got[s.ID] = s
+	}
+	if s := got[timedID]; !s.StartedAt.Equal(first) || !s.EndedAt.Equal(last) {
+		t.Errorf("timed session %v to %v, want its lines' %v to %v", s.StartedAt, s.EndedAt, first, last)
+	}
+	if s := got[untimedID]; !s.StartedAt.Equal(old.Add(-reported)) || !s.EndedAt.Equal(old) {
+		t.Errorf("untimed session %v to %v, want %v before the file's date %v", s.StartedAt, s.EndedAt, reported, old)
+	}
+	// Neither is today's: the timed file was written today, but its lines
+	// are older.
+	today := time.Now().UTC().Truncate(24 * time.Hour).Format(time.RFC3339)
+	out, _, _ := runCLI(t, "", "sessions", "--db", db, "--since", today, "--json")
+	if strings.TrimSpace(out) != "[]" {
+		t.Errorf("sessions --since %s lists %s, want none", today, out)
+	}
+	// The listing shows the durations, not 0ms.
+	out, _, _ = runCLI(t, "", "sessions", "--db", db)
+	for _, want := range []string{agentstream.FormatDurationMs(last.Sub(first).Milliseconds()), agentstream.FormatDurationMs(reported.Milliseconds())} {
+		if !strings.Contains(out, " "+want+" ") {
+			t.Errorf("sessions lacks the duration %s:\n%s", want, out)
+		}
 	}
 }
