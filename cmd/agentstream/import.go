@@ -69,10 +69,9 @@ func cmdImport(ctx context.Context, e *env, args []string) int {
 		return exitError
 	}
 	name := pos[0]
-	f, mtime, err := seekableInput(e, name)
+	f, mtime, err := seekableInput(ctx, e, name)
 	if err != nil {
-		fmt.Fprintln(e.stderr, "agentstream import:", err)
-		return exitError
+		return inputFailed(ctx, e, "import", err)
 	}
 	defer f.Close()
 	o := importOptions{protocol: *protocol, id: *id, harness: *harness, mtime: mtime, redact: red}
@@ -94,7 +93,7 @@ func cmdImport(ctx context.Context, e *env, args []string) int {
 // seekableInput opens name for reading twice, with its modification time;
 // stdin ("-") is copied to a temporary file first, removed on Close, and
 // dated now.
-func seekableInput(e *env, name string) (io.ReadSeekCloser, time.Time, error) {
+func seekableInput(ctx context.Context, e *env, name string) (io.ReadSeekCloser, time.Time, error) {
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
@@ -112,7 +111,7 @@ func seekableInput(e *env, name string) (io.ReadSeekCloser, time.Time, error) {
 		return nil, time.Time{}, err
 	}
 	t := &tempFile{f}
-	if _, err := io.Copy(f, e.stdin); err != nil {
+	if _, err := io.Copy(f, e.stdinFor(ctx, "import")); err != nil {
 		t.Close()
 		return nil, time.Time{}, fmt.Errorf("stdin: %w", err)
 	}

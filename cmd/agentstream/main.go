@@ -24,6 +24,8 @@ const (
 	exitUsage = 2 // bad usage
 	// exitSecret: export found an unmasked secret and wrote nothing.
 	exitSecret = 3
+	// exitAborted: interrupted by SIGINT (Ctrl-C) or SIGTERM.
+	exitAborted = 130
 )
 
 // env is what a command gets from the process: its streams and environment.

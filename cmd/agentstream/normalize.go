@@ -32,8 +32,10 @@ stay from one run to the next. ts is the line's own timestamp when it
 has one, else null. The session id is --session, else "s_" followed by the
 first 26 hex digits of the SHA-256 of the input's first 64 KiB.
 
-The exit status is 0 whatever the lines contain, 2 for bad usage and 1 when
-a file cannot be read or the output cannot be written.`
+The exit status is 0 whatever the lines contain, 2 for bad usage, 1 when
+a file cannot be read or the output cannot be written, and 130 when
+interrupted (Ctrl-C). Stdin on a terminal is announced on stderr: end it
+with Ctrl-D.`
 
 func cmdNormalize(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "normalize", "[--protocol P] [--session ID] [--live] [FILE|-]...", normalizeDoc)
@@ -66,12 +68,12 @@ func cmdNormalize(ctx context.Context, e *env, args []string) int {
 	out := bufio.NewWriterSize(e.stdout, 256<<10)
 	for _, name := range files {
 		if err := ctx.Err(); err != nil {
-			return exitError
+			return inputFailed(ctx, e, "normalize", err)
 		}
 		opts := normalizeOptions{protocol: *protocol, session: *session, live: *live, stats: st, redact: red}
-		if err := withInput(e, name, func(r io.Reader) error { return normalizeStream(r, out, opts) }); err != nil {
-			fmt.Fprintf(e.stderr, "agentstream normalize: %v\n", err)
-			return exitError
+		if err := readInput(ctx, e, "normalize", name, func(r io.Reader) error { return normalizeStream(r, out, opts) }); err != nil {
+			out.Flush()
+			return inputFailed(ctx, e, "normalize", err)
 		}
 	}
 	if err := out.Flush(); err != nil {

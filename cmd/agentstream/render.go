@@ -51,7 +51,7 @@ func cmdRender(ctx context.Context, e *env, args []string) int {
 	}
 	r := console.New(e.stdout, opts)
 	var werr error
-	err = withInput(e, name, func(in io.Reader) error {
+	err = readInput(ctx, e, "render", name, func(in io.Reader) error {
 		return foldInput(in, *protocol, func(env *agentstream.Envelope) {
 			if werr == nil {
 				werr = r.Handle(ctx, *env)
@@ -62,8 +62,7 @@ func cmdRender(ctx context.Context, e *env, args []string) int {
 		werr = cerr
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "agentstream render: %v\n", err)
-		return exitError
+		return inputFailed(ctx, e, "render", err)
 	}
 	if werr != nil {
 		fmt.Fprintf(e.stderr, "agentstream render: %v\n", werr)

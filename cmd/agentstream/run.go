@@ -23,7 +23,6 @@ const (
 	exitIdle      = 124 // --idle-timeout stopped the harness
 	exitDeadline  = 125 // --timeout stopped the harness
 	exitNoStart   = 127 // the harness could not be started
-	exitAborted   = 130 // agentstream run was interrupted
 )
 
 const runDoc = `Runs a coding agent (the harness) and shows what it does as it does it, in a

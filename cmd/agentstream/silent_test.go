@@ -1,17 +1,22 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agentstream/agentstream"
 	"github.com/agentstream/agentstream/store"
+	"github.com/creack/pty"
 )
 
 // The cases of "no silent wrong results": each gets a clear error or the
@@ -340,5 +345,113 @@ func TestImportTakesItsTimesFromTheLines(t *testing.T) {
 		if !strings.Contains(out, " "+want+" ") {
 			t.Errorf("sessions lacks the duration %s:\n%s", want, out)
 		}
+	}
+}
+
+// onTerminal starts the binary with args and a pseudo-terminal as its
+// stdin and controlling terminal; its stdout and stderr are buffers.
+func onTerminal(t *testing.T, args ...string) (cmd *exec.Cmd, term *os.File, stdout, stderr *syncBuffer) {
+	t.Helper()
+	term, tty, err := pty.Open()
+	if err != nil {
+		t.Skip("no pseudo-terminal:", err)
+	}
+	t.Cleanup(func() { term.Close() })
+	stdout, stderr = &syncBuffer{}, &syncBuffer{}
+	cmd = exec.Command(binary, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return cmd, term, stdout, stderr
+}
+
+// waitExit waits for cmd and returns its exit code, failing the test if it
+// is still running after a while.
+func waitExit(t *testing.T, cmd *exec.Cmd, what string) int {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+		return cmd.ProcessState.ExitCode()
+	case <-time.After(15 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("%s: still running after 15s", what)
+		return -1
+	}
+}
+
+// TestStdinOnTerminal: usage, render, normalize and import with no FILE,
+// on a terminal, say they read stdin and how to end and stop it; Ctrl-C
+// stops them (exit 130), and Ctrl-D ends the input.
+func TestStdinOnTerminal(t *testing.T) {
+	for _, args := range [][]string{{"usage"}, {"render"}, {"normalize"}, {"import", "--db", filepath.Join(t.TempDir(), "a.db"), "-"}} {
+		t.Run(args[0], func(t *testing.T) {
+			cmd, term, _, stderr := onTerminal(t, args...)
+			poll(t, "the hint", 15*time.Second, func() bool { return strings.Contains(stderr.String(), "from stdin") })
+			if hint := stderr.String(); !strings.Contains(hint, "Ctrl-D") || !strings.Contains(hint, "Ctrl-C") {
+				t.Errorf("hint %q does not say how to end and stop", hint)
+			}
+			term.Write([]byte("\x03")) // Ctrl-C, as typed
+			if code := waitExit(t, cmd, "after Ctrl-C"); code != exitAborted {
+				t.Errorf("exit %d after Ctrl-C, want %d; stderr %q", code, exitAborted, stderr.String())
+			}
+		})
+	}
+	t.Run("Ctrl-D", func(t *testing.T) {
+		cmd, term, stdout, stderr := onTerminal(t, "render", "--color", "never")
+		poll(t, "the hint", 15*time.Second, func() bool { return strings.Contains(stderr.String(), "from stdin") })
+		term.Write([]byte("a line typed by hand\n\x04"))
+		if code := waitExit(t, cmd, "after Ctrl-D"); code != exitOK {
+			t.Errorf("exit %d after Ctrl-D, want 0; stderr %q", code, stderr.String())
+		}
+		if !strings.Contains(stdout.String(), "a line typed by hand") {
+			t.Errorf("render printed %q, want the typed line", stdout.String())
+		}
+	})
+	// Not a terminal: no hint.
+	_, stderr, code := runCLI(t, "", "usage")
+	if strings.Contains(stderr, "from stdin") || code != exitError {
+		t.Errorf("usage on an empty pipe: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestCtxReader: a Read blocked on a pipe gives up when its context is
+// cancelled, and loses nothing for the next Read; small reads get a big
+// read's bytes in order.
+func TestCtxReader(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &ctxReader{ctx: ctx, r: r}
+	time.AfterFunc(50*time.Millisecond, cancel)
+	if n, err := c.Read(make([]byte, 10)); n != 0 || !errors.Is(err, context.Canceled) {
+		t.Fatalf("Read on a cancelled context = %d, %v", n, err)
+	}
+	c.ctx = context.Background()
+	want := strings.Repeat("0123456789", 100)
+	go func() { io.WriteString(w, want); w.Close() }()
+	var got []byte
+	p := make([]byte, 7)
+	for {
+		n, err := c.Read(p)
+		got = append(got, p[:n]...)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if string(got) != want {
+		t.Errorf("read %q, want %q", got, want)
 	}
 }

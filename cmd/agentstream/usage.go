@@ -154,12 +154,11 @@ func cmdUsage(ctx context.Context, e *env, args []string) int {
 		return exitOK
 	}
 	var folder agentstream.UsageFolder
-	err := withInput(e, name, func(r io.Reader) error {
+	err := readInput(ctx, e, "usage", name, func(r io.Reader) error {
 		return foldInput(r, *protocol, func(env *agentstream.Envelope) { folder.AddEnvelope(env) })
 	})
 	if err != nil {
-		fmt.Fprintf(e.stderr, "agentstream usage: %v\n", err)
-		return exitError
+		return inputFailed(ctx, e, "usage", err)
 	}
 	printRecap(e.stdout, folder.Recap(), *asJSON)
 	return exitOK
