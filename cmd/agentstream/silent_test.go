@@ -455,3 +455,61 @@ func TestCtxReader(t *testing.T) {
 		t.Errorf("read %q, want %q", got, want)
 	}
 }
+
+// TestSessionIDPrefixes: every command that takes a SESSION takes a unique
+// prefix of its id, with or without "s_", and gives what the whole id
+// gives; a prefix of several ids, and an unknown one, are errors that say
+// so.
+func TestSessionIDPrefixes(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "a.db")
+	var ids []string
+	for _, f := range []string{turnTools, basicQuery, sayHello} {
+		out, errs, code := runCLI(t, "", "import", "--db", db, f)
+		if code != exitOK {
+			t.Fatalf("import %s: %s", f, errs)
+		}
+		ids = append(ids, strings.TrimSpace(out))
+	}
+	// The shortest prefix of ids[0] that no other id starts with.
+	short := ""
+	for n := len("s_") + 1; n <= len(ids[0]); n++ {
+		p, unique := ids[0][:n], true
+		for _, other := range ids[1:] {
+			unique = unique && !strings.HasPrefix(other, p)
+		}
+		if unique {
+			short = p
+			break
+		}
+	}
+	for _, args := range [][]string{
+		{"show", "--json", "--db", db},
+		{"show", "--color", "never", "--db", db},
+		{"export", "--format", "native", "--db", db},
+		{"export", "--format", "events", "--db", db},
+		{"usage", "--json", "--db", db},
+		{"renormalize", "--db", db},
+	} {
+		name := strings.Join(args[:len(args)-2], " ")
+		t.Run(name, func(t *testing.T) {
+			want, errs, code := runCLI(t, "", append(args, ids[0])...)
+			if code != exitOK || want == "" {
+				t.Fatalf("with the whole id: exit %d, stderr %q", code, errs)
+			}
+			for _, p := range []string{short, strings.TrimPrefix(short, "s_")} {
+				got, errs, code := runCLI(t, "", append(args, p)...)
+				if code != exitOK || got != want {
+					t.Errorf("with the prefix %s: exit %d, stderr %q, output differs: %v", p, code, errs, got != want)
+				}
+			}
+			_, errs, code = runCLI(t, "", append(args, "s_")...)
+			if code != exitError || !strings.Contains(errs, "ambiguous") || !strings.Contains(errs, ids[0]) || !strings.Contains(errs, ids[1]) {
+				t.Errorf("with the prefix s_: exit %d, stderr %q; want an error naming the ids", code, errs)
+			}
+			_, errs, code = runCLI(t, "", append(args, "s_nothing")...)
+			if code != exitError || !strings.Contains(errs, "no session s_nothing in "+db) {
+				t.Errorf("with an unknown id: exit %d, stderr %q", code, errs)
+			}
+		})
+	}
+}

@@ -93,6 +93,22 @@ func openStoreMode(ctx context.Context, e *env, flagValue string, mustExist bool
 	return st, st.Path(), nil
 }
 
+// sessionArg returns the id a SESSION argument names: a whole id, or a
+// prefix of one only (with or without its "s_"), as git takes a commit's.
+// Its errors name the argument and the database at where.
+func sessionArg(ctx context.Context, st store.Store, where, arg string) (string, error) {
+	id, err := store.ResolveID(ctx, st, arg)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return "", fmt.Errorf("no session %s in %s ('agentstream sessions' lists them)", arg, where)
+	case errors.Is(err, store.ErrAmbiguous):
+		return "", fmt.Errorf("%v: give more of it", err)
+	case err != nil:
+		return "", fmt.Errorf("session %s: %w", arg, err)
+	}
+	return id, nil
+}
+
 // closeAt closes a writer with its session's end time.
 func closeAt(ctx context.Context, w store.Writer, t time.Time) error {
 	if c, ok := w.(interface {

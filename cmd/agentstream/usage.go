@@ -45,7 +45,10 @@ small one it uses on the side) is split over them in --by model. A resumed
 Codex thread's session counts only what it added to the thread's totals.
 
 --json prints the recap, or the report as {"by", "rows", "total"}; --csv the
-rows and the total as CSV, with a header.`
+rows and the total as CSV, with a header.
+
+SESSION is a session's id or, as git takes a commit's, a prefix of it that
+no other id starts with (the "s_" may be left out).`
 
 func cmdUsage(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "usage", "[--protocol P] [--json|--csv] [FILE|-|SESSION] | --by K [--since T] [--utc] [--db PATH] [--json|--csv]", usageDoc)
@@ -139,15 +142,20 @@ func cmdUsage(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintln(e.stderr, "agentstream usage: --protocol reads a FILE, not the store")
 			return exitUsage
 		}
-		st, _, err := openExistingStore(ctx, e, *db)
+		st, where, err := openExistingStore(ctx, e, *db)
 		if err != nil {
 			fmt.Fprintln(e.stderr, "agentstream usage:", err)
 			return exitError
 		}
 		defer st.Close()
-		sess, err := st.Session(ctx, name)
+		id, err := sessionArg(ctx, st, where, name)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "agentstream usage: session %s: %v\n", name, err)
+			fmt.Fprintln(e.stderr, "agentstream usage:", err)
+			return exitError
+		}
+		sess, err := st.Session(ctx, id)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "agentstream usage: session %s: %v\n", id, err)
 			return exitError
 		}
 		printRecap(e.stdout, sess.Usage, *asJSON)
