@@ -45,7 +45,8 @@ func cmdNormalize(ctx context.Context, e *env, args []string) int {
 	stats := fs.Bool("stats", false, "print event and raw-line counts to stderr at the end")
 	statsJSON := fs.String("stats-json", "", "write event and raw-line counts as JSON to `FILE`")
 	rf := redactFlag(fs)
-	if code, ok := parseFlags(fs, args); !ok {
+	files, code, ok := parseArgs(fs, args)
+	if !ok {
 		return code
 	}
 	red, err := rf.redactor(ctx, e, nil)
@@ -61,7 +62,6 @@ func cmdNormalize(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "agentstream normalize:", err)
 		return exitUsage
 	}
-	files := fs.Args()
 	if len(files) == 0 {
 		files = []string{"-"}
 	}

@@ -28,10 +28,11 @@ func cmdRender(ctx context.Context, e *env, args []string) int {
 	color := fs.String("color", "auto", "colour: auto, always or never")
 	ci := fs.String("ci", "auto", "CI log format: auto (github when GITHUB_ACTIONS=true), github or none")
 	quiet := fs.Bool("quiet", false, "render nothing but errors")
-	if code, ok := parseFlags(fs, args); !ok {
+	pos, code, ok := parseArgs(fs, args)
+	if !ok {
 		return code
 	}
-	if fs.NArg() > 1 {
+	if len(pos) > 1 {
 		fmt.Fprintln(e.stderr, "agentstream render: at most one FILE")
 		return exitUsage
 	}
@@ -46,8 +47,8 @@ func cmdRender(ctx context.Context, e *env, args []string) int {
 	}
 	opts.Quiet = *quiet
 	name := "-"
-	if fs.NArg() == 1 {
-		name = fs.Arg(0)
+	if len(pos) == 1 {
+		name = pos[0]
 	}
 	r := console.New(e.stdout, opts)
 	var werr error

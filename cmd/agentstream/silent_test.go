@@ -513,3 +513,19 @@ func TestSessionIDPrefixes(t *testing.T) {
 		})
 	}
 }
+
+// TestFlagsAfterTheFile: render and normalize take their flags after the
+// FILE too, as the store commands do ("render FILE --color never" was "at
+// most one FILE").
+func TestFlagsAfterTheFile(t *testing.T) {
+	for _, args := range [][]string{
+		{"render", "--color", "never", "--width", "70"},
+		{"normalize", "--live"},
+	} {
+		want, _, code := runCLI(t, "", append(args[:1:1], append(args[1:], basicQuery)...)...)
+		got, errs, code2 := runCLI(t, "", append(args[:1:1], append([]string{basicQuery}, args[1:]...)...)...)
+		if code != exitOK || code2 != exitOK || got != want {
+			t.Errorf("%s FILE %v: exit %d, stderr %q, output differs from flags first: %v", args[0], args[1:], code2, errs, got != want)
+		}
+	}
+}
