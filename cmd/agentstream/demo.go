@@ -90,7 +90,11 @@ type demoOptions struct {
 // runDemo serves the demo until ctx is done. The temporary store is removed
 // before it returns, whatever happened.
 func runDemo(ctx context.Context, e *env, o demoOptions) (err error) {
-	fmt.Fprintf(e.stderr, "agentstream demo: starting: a temporary store, the web timeline on %s, %d recorded sessions to import\n", o.addr, len(demo.Imports()))
+	live := ""
+	if o.live {
+		live = " and one to replay live"
+	}
+	fmt.Fprintf(e.stderr, "agentstream demo: starting the web timeline over a temporary store, with %d recorded sessions to import%s\n", len(demo.Imports()), live)
 	dir, err := os.MkdirTemp(e.getenv("TMPDIR"), "agentstream-demo-")
 	if err != nil {
 		return err
