@@ -134,24 +134,37 @@ func (t *tempFile) Close() error {
 }
 
 // importSeekable stores the native lines of r as a session, reading them
-// twice: first for the content id and the times, then to store them. It
-// returns the session's id, and existed true when a session of that
-// content id was stored already (then nothing is written).
+// up to three times: for the content id (unless o.id is set), for the
+// times, then to store them. It returns the session's id, and existed true
+// when a session of that content id was stored already (then nothing more
+// is read, and nothing is written).
 func importSeekable(ctx context.Context, st store.Store, r io.ReadSeeker, o importOptions) (id string, existed bool, err error) {
-	pre, err := prescan(r, o.protocol)
-	if err != nil {
-		return "", false, err
-	}
-	if _, err := r.Seek(0, io.SeekStart); err != nil {
-		return "", false, err
+	rewind := func() error {
+		_, err := r.Seek(0, io.SeekStart)
+		return err
 	}
 	if o.id == "" {
-		o.id = contentID(pre.sum)
+		h := sha256.New()
+		if _, err := io.Copy(h, r); err != nil {
+			return "", false, err
+		}
+		if err := rewind(); err != nil {
+			return "", false, err
+		}
+		var sum [sha256.Size]byte
+		o.id = contentID([sha256.Size]byte(h.Sum(sum[:0])))
 		if _, err := st.Session(ctx, o.id); err == nil {
 			return o.id, true, nil
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return "", false, err
 		}
+	}
+	pre, err := prescan(r, o.protocol)
+	if err != nil {
+		return "", false, err
+	}
+	if err := rewind(); err != nil {
+		return "", false, err
 	}
 	o.start, o.end = pre.times(o.mtime)
 	id, err = importStream(ctx, st, r, o)
@@ -160,9 +173,8 @@ func importSeekable(ctx context.Context, st store.Store, r io.ReadSeeker, o impo
 
 // prescanned is what a first reading of an import learns.
 type prescanned struct {
-	sum         [sha256.Size]byte // of the input's bytes, as read
-	first, last time.Time         // the events' own times; zero if none
-	durationMs  *int64            // the duration the harness reported
+	first, last time.Time // the events' own times; zero if none
+	durationMs  *int64    // the duration the harness reported
 }
 
 // times returns a session's start and end: its events' own times, else
@@ -182,12 +194,11 @@ func (p prescanned) times(mtime time.Time) (start, end time.Time) {
 	return mtime.Add(-d), mtime
 }
 
-// prescan reads the whole of r, hashing its bytes and normalizing its
-// lines (as importStream will) for their times and reported duration.
+// prescan reads r, normalizing its lines (as importStream will) for their
+// times and reported duration.
 func prescan(r io.Reader, protocol string) (prescanned, error) {
 	var p prescanned
-	h := sha256.New()
-	br := bufio.NewReaderSize(io.TeeReader(r, h), adapter.DetectPeek)
+	br := bufio.NewReaderSize(r, adapter.DetectPeek)
 	if err := checkText(br); err != nil {
 		return p, err
 	}
@@ -226,11 +237,7 @@ func prescan(r io.Reader, protocol string) (prescanned, error) {
 	}
 	envs = n.End(envs[:0], time.Time{})
 	take()
-	if _, err := io.Copy(io.Discard, br); err != nil {
-		return p, err
-	}
 	p.durationMs = folder.Recap().DurationMs
-	copy(p.sum[:], h.Sum(nil))
 	return p, nil
 }
 
