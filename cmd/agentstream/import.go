@@ -173,29 +173,28 @@ func importSeekable(ctx context.Context, st store.Store, r io.ReadSeeker, o impo
 
 // prescanned is what a first reading of an import learns.
 type prescanned struct {
-	first, last time.Time // the events' own times; zero if none
-	durationMs  *int64    // the duration the harness reported
+	first      time.Time // the first event's own time; zero if none
+	durationMs *int64    // the duration the harness reported, read only when no event has a time
 }
 
-// times returns a session's start and end: its events' own times, else
-// the end at mtime and the start the reported duration before it.
+// times returns a session's start and end: the first event's own time
+// and, for the end, zero (the last event's time, which importStream
+// finds); else, with no time in the lines, the end at mtime and the start
+// the reported duration before it.
 func (p prescanned) times(mtime time.Time) (start, end time.Time) {
+	if !p.first.IsZero() {
+		return p.first, time.Time{}
+	}
 	var d time.Duration
 	if p.durationMs != nil && *p.durationMs > 0 {
 		d = time.Duration(*p.durationMs) * time.Millisecond
 	}
-	if !p.first.IsZero() {
-		start, end = p.first, p.last
-		if end.Equal(start) {
-			end = start.Add(d)
-		}
-		return start, end
-	}
 	return mtime.Add(-d), mtime
 }
 
-// prescan reads r, normalizing its lines (as importStream will) for their
-// times and reported duration.
+// prescan reads r, normalizing its lines (as importStream will) up to the
+// first event with a time of its own; lines with no time are read to the
+// end, for the duration their harness reported.
 func prescan(r io.Reader, protocol string) (prescanned, error) {
 	var p prescanned
 	br := bufio.NewReaderSize(r, adapter.DetectPeek)
@@ -214,11 +213,8 @@ func prescan(r io.Reader, protocol string) (prescanned, error) {
 	var envs []agentstream.Envelope
 	take := func() {
 		for i := range envs {
-			if ts := envs[i].TS; !ts.IsZero() {
-				if p.first.IsZero() {
-					p.first = ts
-				}
-				p.last = ts
+			if ts := envs[i].TS; !ts.IsZero() && p.first.IsZero() {
+				p.first = ts
 			}
 			folder.AddEnvelope(&envs[i])
 		}
@@ -234,6 +230,9 @@ func prescan(r io.Reader, protocol string) (prescanned, error) {
 		}
 		envs = n.Line(envs[:0], l, time.Time{})
 		take()
+		if !p.first.IsZero() {
+			return p, nil
+		}
 	}
 	envs = n.End(envs[:0], time.Time{})
 	take()
