@@ -529,3 +529,13 @@ func TestFlagsAfterTheFile(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageMistypedFile: usage NAME with no such file and no such session
+// says both, not only that there is no session.
+func TestUsageMistypedFile(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "sesion.jsonl")
+	_, stderr, code := runCLI(t, "", "usage", name)
+	if code != exitError || !strings.Contains(stderr, "no file "+name) {
+		t.Errorf("usage %s: exit %d, stderr %q", name, code, stderr)
+	}
+}

@@ -142,15 +142,21 @@ func cmdUsage(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintln(e.stderr, "agentstream usage: --protocol reads a FILE, not the store")
 			return exitUsage
 		}
+		// Without --db, NAME may be a file's mistyped name as well as a
+		// session's id: the errors say both.
+		orFile := ""
+		if !set["db"] {
+			orFile = fmt.Sprintf("no file %s, and ", name)
+		}
 		st, where, err := openExistingStore(ctx, e, *db)
 		if err != nil {
-			fmt.Fprintln(e.stderr, "agentstream usage:", err)
+			fmt.Fprintf(e.stderr, "agentstream usage: %s%v\n", orFile, err)
 			return exitError
 		}
 		defer st.Close()
 		id, err := sessionArg(ctx, st, where, name)
 		if err != nil {
-			fmt.Fprintln(e.stderr, "agentstream usage:", err)
+			fmt.Fprintf(e.stderr, "agentstream usage: %s%v\n", orFile, err)
 			return exitError
 		}
 		sess, err := st.Session(ctx, id)
