@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agentstream/agentstream"
@@ -201,6 +203,9 @@ type SessionQuery struct {
 	Q string
 	// Since, when set, keeps sessions started at or after it.
 	Since time.Time
+	// IDPrefix, when set, keeps the sessions whose id starts with it,
+	// compared byte for byte (see ResolveID).
+	IDPrefix string
 	// Limit is the page size; zero means 50.
 	Limit int
 	// Cursor is the Next of the previous page, or empty for the first page.
@@ -360,6 +365,54 @@ type Store interface {
 	// ErrRunning for one whose writer is alive and ErrNotFound for an
 	// unknown one.
 	Resume(ctx context.Context, id string) (Writer, error)
+}
+
+// ErrAmbiguous is returned, wrapped, by ResolveID for a prefix that more
+// than one session id starts with.
+var ErrAmbiguous = errors.New("store: ambiguous session id prefix")
+
+// ResolveID returns the id of the session that id names, as git takes a
+// commit's: id itself when a session has it, else that of the one session
+// whose id starts with it, else (for a prefix without the "s_" that ids
+// NewID makes start with) starts with "s_" and it. It returns ErrNotFound
+// when no session matches, and an error wrapping ErrAmbiguous, naming
+// some of the ids, when several do.
+func ResolveID(ctx context.Context, st Store, id string) (string, error) {
+	if _, err := st.Session(ctx, id); err == nil {
+		return id, nil
+	} else if !errors.Is(err, ErrNotFound) {
+		return "", err
+	}
+	if id == "" {
+		return "", ErrNotFound
+	}
+	prefixes := []string{id}
+	if !strings.HasPrefix(id, "s_") {
+		prefixes = append(prefixes, "s_"+id)
+	}
+	const shown = 5
+	for _, p := range prefixes {
+		page, err := st.Sessions(ctx, SessionQuery{IDPrefix: p, Limit: shown})
+		if err != nil {
+			return "", err
+		}
+		switch len(page.Sessions) {
+		case 0:
+			continue
+		case 1:
+			return page.Sessions[0].ID, nil
+		}
+		var ids []string
+		for _, s := range page.Sessions {
+			ids = append(ids, s.ID)
+		}
+		more := ""
+		if page.Next != "" {
+			more = " and more"
+		}
+		return "", fmt.Errorf("%w: %s starts %s%s", ErrAmbiguous, id, strings.Join(ids, ", "), more)
+	}
+	return "", ErrNotFound
 }
 
 // NewID returns a new session id: "s_" and a ULID (26 characters of

@@ -68,8 +68,8 @@ func cmdChat(ctx context.Context, e *env, args []string) int {
 	case fs.NArg() == 0:
 		return usageErr("no PROFILE or COMMAND (agentstream chat PROFILE, or agentstream chat -- COMMAND)")
 	case argsAfterDash(args):
-		if _, ok := agentstream.LookupProtocol(*protocol); !ok {
-			return usageErr("unknown protocol %q (want one of %s)", *protocol, protocolList())
+		if err := checkProtocol(*protocol); err != nil {
+			return usageErr("%v", err)
 		}
 		cfg = session.Config{Command: fs.Args(), Protocol: *protocol}
 	case fs.NArg() == 1:

@@ -117,6 +117,12 @@ func TestUsageConsistency(t *testing.T) {
 			// Each recording is a store of its own: recordings that share a
 			// Codex thread id are not one resumed thread.
 			proto := protocolOf(f)
+			if proto == "codex-app" {
+				// Read as codex-json, as it was before render and usage
+				// refused a protocol that understands no line, it
+				// compared nothing with nothing.
+				t.Skip("agentstreamtest.RecordedUsage does not read app-server lines")
+			}
 			db := filepath.Join(t.TempDir(), "c.db")
 			out, errs, code := runCLI(t, "", "import", "--db", db, "--protocol", proto, filepath.Join(root, f))
 			if code != 0 {
@@ -198,6 +204,8 @@ func TestUsageConsistency(t *testing.T) {
 // for: detection is not under test here (a Claude transcript has no init).
 func protocolOf(path string) string {
 	switch {
+	case strings.Contains(path, "/codex/testdata/appserver/"):
+		return "codex-app"
 	case strings.Contains(path, "/codex/"):
 		return "codex-json"
 	case strings.Contains(path, "/gemini/"):

@@ -70,8 +70,8 @@ func cmdDemo(ctx context.Context, e *env, args []string) int {
 	if *token == "" {
 		*token = e.getenv("AGENTSTREAM_TOKEN")
 	}
-	if !isLoopback(*addr) && *token == "" {
-		fmt.Fprintf(e.stderr, "agentstream demo: %s is not a loopback address: refusing to serve without --token\n", *addr)
+	if err := checkListenAddr(*addr, *token); err != nil {
+		fmt.Fprintln(e.stderr, "agentstream demo:", err)
 		return exitUsage
 	}
 	if err := runDemo(ctx, e, demoOptions{addr: *addr, token: *token, speed: *speed, live: !*noLive}); err != nil {
@@ -90,6 +90,11 @@ type demoOptions struct {
 // runDemo serves the demo until ctx is done. The temporary store is removed
 // before it returns, whatever happened.
 func runDemo(ctx context.Context, e *env, o demoOptions) (err error) {
+	live := ""
+	if o.live {
+		live = " and one to replay live"
+	}
+	fmt.Fprintf(e.stderr, "agentstream demo: starting the web timeline over a temporary store, with %d recorded sessions to import%s\n", len(demo.Imports()), live)
 	dir, err := os.MkdirTemp(e.getenv("TMPDIR"), "agentstream-demo-")
 	if err != nil {
 		return err
@@ -119,6 +124,7 @@ func runDemo(ctx context.Context, e *env, o demoOptions) (err error) {
 		}
 	}()
 
+	fmt.Fprintf(e.stderr, "agentstream demo: importing the recordings into %s\n", st.Path())
 	if err := importDemo(ctx, st, time.Now()); err != nil {
 		if ctx.Err() != nil {
 			return nil // interrupted while importing
@@ -169,7 +175,7 @@ func importDemo(ctx context.Context, st *sqlite.Store, now time.Time) error {
 			return err
 		}
 		mtime := now.Add(-time.Duration(len(names)-i) * 7 * time.Minute)
-		if _, err := importStream(ctx, st, bytes.NewReader(data), importOptions{protocol: "auto", mtime: mtime}); err != nil {
+		if _, _, err := importSeekable(ctx, st, bytes.NewReader(data), importOptions{protocol: "auto", mtime: mtime}); err != nil {
 			return fmt.Errorf("import %s: %w", name, err)
 		}
 	}

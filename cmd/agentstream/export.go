@@ -20,7 +20,10 @@ Before writing anything, export runs a deep secret scan (gitleaks' rules)
 over what it would write, and refuses, with exit status 3 and the place of
 each finding on stderr, a session in which it finds a secret that the
 masking at ingestion let through (or that was stored with --no-redact).
---allow-secrets writes it anyway.`
+--allow-secrets writes it anyway.
+
+SESSION is a session's id or, as git takes a commit's, a prefix of it that
+no other id starts with (the "s_" may be left out).`
 
 func cmdExport(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "export", "--format events|native [--stream stdout|stderr] SESSION", exportDoc)
@@ -44,13 +47,17 @@ func cmdExport(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "agentstream export: bad --stream %q: want stdout or stderr\n", *stream)
 		return exitUsage
 	}
-	id := pos[0]
-	st, _, err := openStore(ctx, e, *db)
+	st, where, err := openExistingStore(ctx, e, *db)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "agentstream export:", err)
 		return exitError
 	}
 	defer st.Close()
+	id, err := sessionArg(ctx, st, where, pos[0])
+	if err != nil {
+		fmt.Fprintln(e.stderr, "agentstream export:", err)
+		return exitError
+	}
 	if !*allow {
 		sc, err := gitleaks.New()
 		if err != nil {

@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,8 +18,21 @@ import (
 
 const importDoc = `Stores a recorded native output file (one harness's stdout, - for stdin) as a
 session: its lines are kept byte for byte (but for the secrets they hold,
-masked unless --no-redact) and normalized with today's adapters. The session's start is its first event's own time, else the
-file's modification time. It prints the new session's id.`
+masked unless --no-redact) and normalized with today's adapters. It prints
+the session's id.
+
+Importing is idempotent by content: the id is derived from the SHA-256 of
+the file's bytes, so the same file imported again (under any name) gives
+the session it gave the first time, which is not stored twice; a file that
+has grown since is other content, and a session of its own. --id names the
+session instead (and then nothing is looked up).
+
+The session's times are its lines' own: it starts at the first event's time
+and ends at the last's. Lines without times (some dialects carry none) are
+dated by the file: the session ends at its modification time (now, for
+stdin) and lasts the duration the harness reported, if it did.
+
+An empty or binary file is refused (exit 1): it is no session.`
 
 func cmdImport(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "import", "[--protocol P|auto] [--id ID] [--harness H] FILE|-", importDoc)
@@ -34,11 +49,9 @@ func cmdImport(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "agentstream import: one FILE expected")
 		return exitUsage
 	}
-	if *protocol != "auto" {
-		if _, err := adapter.Lookup(*protocol); err != nil {
-			fmt.Fprintf(e.stderr, "agentstream import: unknown protocol %q (want auto or one of %s)\n", *protocol, protocolList())
-			return exitUsage
-		}
+	if err := checkProtocol(*protocol, "auto"); err != nil {
+		fmt.Fprintln(e.stderr, "agentstream import:", err)
+		return exitUsage
 	}
 	if *id != "" && !store.ValidID(*id) {
 		fmt.Fprintf(e.stderr, "agentstream import: bad --id %q\n", *id)
@@ -56,29 +69,203 @@ func cmdImport(ctx context.Context, e *env, args []string) int {
 		return exitError
 	}
 	name := pos[0]
-	mtime := time.Now()
-	if name != "-" {
-		if fi, err := os.Stat(name); err == nil {
-			mtime = fi.ModTime()
-		}
-	}
-	var sid string
-	err = withInput(e, name, func(r io.Reader) error {
-		var err error
-		sid, err = importStream(ctx, st, r, importOptions{protocol: *protocol, id: *id, harness: *harness, mtime: mtime, redact: red})
-		return err
-	})
+	f, mtime, err := seekableInput(ctx, e, name)
 	if err != nil {
+		return inputFailed(ctx, e, "import", err)
+	}
+	defer f.Close()
+	o := importOptions{protocol: *protocol, id: *id, harness: *harness, mtime: mtime, redact: red}
+	sid, existed, err := importSeekable(ctx, st, f, o)
+	if err != nil {
+		if name != "-" {
+			err = fmt.Errorf("%s: %w", name, err)
+		}
 		fmt.Fprintln(e.stderr, "agentstream import:", err)
 		return exitError
+	}
+	if existed {
+		fmt.Fprintf(e.stderr, "agentstream import: %s: already imported (the same content): nothing stored\n", name)
 	}
 	fmt.Fprintln(e.stdout, sid)
 	return exitOK
 }
 
+// seekableInput opens name for reading twice, with its modification time;
+// stdin ("-") is copied to a temporary file first, removed on Close, and
+// dated now.
+func seekableInput(ctx context.Context, e *env, name string) (io.ReadSeekCloser, time.Time, error) {
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		fi, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, time.Time{}, err
+		}
+		return f, fi.ModTime(), nil
+	}
+	f, err := os.CreateTemp(e.getenv("TMPDIR"), "agentstream-import-")
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	t := &tempFile{f}
+	if _, err := io.Copy(f, e.stdinFor(ctx, "import")); err != nil {
+		t.Close()
+		return nil, time.Time{}, fmt.Errorf("stdin: %w", err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		t.Close()
+		return nil, time.Time{}, err
+	}
+	return t, time.Now(), nil
+}
+
+// tempFile is a file removed when closed.
+type tempFile struct{ *os.File }
+
+func (t *tempFile) Close() error {
+	err := t.File.Close()
+	if rerr := os.Remove(t.Name()); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// importSeekable stores the native lines of r as a session, reading them
+// up to three times: for the content id (unless o.id is set), for the
+// times, then to store them. It returns the session's id, and existed true
+// when a session of that content id was stored already (then nothing more
+// is read, and nothing is written).
+func importSeekable(ctx context.Context, st store.Store, r io.ReadSeeker, o importOptions) (id string, existed bool, err error) {
+	rewind := func() error {
+		_, err := r.Seek(0, io.SeekStart)
+		return err
+	}
+	if o.id == "" {
+		h := sha256.New()
+		if _, err := io.Copy(h, r); err != nil {
+			return "", false, err
+		}
+		if err := rewind(); err != nil {
+			return "", false, err
+		}
+		var sum [sha256.Size]byte
+		o.id = contentID([sha256.Size]byte(h.Sum(sum[:0])))
+		if _, err := st.Session(ctx, o.id); err == nil {
+			return o.id, true, nil
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return "", false, err
+		}
+	}
+	pre, err := prescan(r, o.protocol)
+	if err != nil {
+		return "", false, err
+	}
+	if err := rewind(); err != nil {
+		return "", false, err
+	}
+	o.start, o.end = pre.times(o.mtime)
+	id, err = importStream(ctx, st, r, o)
+	return id, false, err
+}
+
+// prescanned is what a first reading of an import learns.
+type prescanned struct {
+	first      time.Time // the first event's own time; zero if none
+	durationMs *int64    // the duration the harness reported, read only when no event has a time
+}
+
+// times returns a session's start and end: the first event's own time
+// and, for the end, zero (the last event's time, which importStream
+// finds); else, with no time in the lines, the end at mtime and the start
+// the reported duration before it.
+func (p prescanned) times(mtime time.Time) (start, end time.Time) {
+	if !p.first.IsZero() {
+		return p.first, time.Time{}
+	}
+	var d time.Duration
+	if p.durationMs != nil && *p.durationMs > 0 {
+		d = time.Duration(*p.durationMs) * time.Millisecond
+	}
+	return mtime.Add(-d), mtime
+}
+
+// prescan reads r, normalizing its lines (as importStream will) up to the
+// first event with a time of its own; lines with no time are read to the
+// end, for the duration their harness reported.
+func prescan(r io.Reader, protocol string) (prescanned, error) {
+	var p prescanned
+	br := bufio.NewReaderSize(r, adapter.DetectPeek)
+	if err := checkText(br); err != nil {
+		return p, err
+	}
+	if protocol == "" || protocol == "auto" {
+		protocol = adapter.DetectReader(br)
+	}
+	a, err := adapter.Lookup(protocol)
+	if err != nil {
+		return p, err
+	}
+	n := agentstream.NewNormalizer(a.New(), agentstream.NormalizerConfig{Harness: a.Harness, ExplicitTurns: a.ExplicitTurns})
+	var folder agentstream.UsageFolder
+	var envs []agentstream.Envelope
+	take := func() {
+		for i := range envs {
+			if ts := envs[i].TS; !ts.IsZero() && p.first.IsZero() {
+				p.first = ts
+			}
+			folder.AddEnvelope(&envs[i])
+		}
+	}
+	lr := agentstream.NewLineReader(br)
+	for {
+		l, err := lr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return p, err
+		}
+		envs = n.Line(envs[:0], l, time.Time{})
+		take()
+		if !p.first.IsZero() {
+			return p, nil
+		}
+	}
+	envs = n.End(envs[:0], time.Time{})
+	take()
+	p.durationMs = folder.Recap().DurationMs
+	return p, nil
+}
+
+// contentID is the session id of an import's content: "s_" and 26 digits
+// of Crockford's base32, as store.NewID's ids, here of the first 128 bits
+// of the content's SHA-256.
+func contentID(sum [sha256.Size]byte) string {
+	const alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+	out := []byte("s_")
+	// 130 bits: two zero bits, then the first 128 of the sum.
+	for i := range 26 {
+		v := 0
+		for j := range 5 {
+			v <<= 1
+			if bit := i*5 + j - 2; bit >= 0 && sum[bit/8]&(0x80>>(bit%8)) != 0 {
+				v |= 1
+			}
+		}
+		out = append(out, alphabet[v])
+	}
+	return string(out)
+}
+
 type importOptions struct {
 	protocol, id, harness string
 	mtime                 time.Time
+	// start and end, when set, are the session's times (see prescan);
+	// otherwise the start is the first event's time, else mtime.
+	start, end time.Time
 	// redact, when not nil, masks the secrets of every line first.
 	redact *redact.Redactor
 }
@@ -94,6 +281,9 @@ func importStream(ctx context.Context, st store.Store, r io.Reader, o importOpti
 		r = o.redact.Reader(r)
 	}
 	br := bufio.NewReaderSize(r, adapter.DetectPeek)
+	if err := checkText(br); err != nil {
+		return "", err
+	}
 	protocol := o.protocol
 	if protocol == "" || protocol == "auto" {
 		protocol = adapter.DetectReader(br)
@@ -120,7 +310,10 @@ func importStream(ctx context.Context, st store.Store, r io.Reader, o importOpti
 		envs      []agentstream.Envelope
 	)
 	open := func() error {
-		start := first
+		start := o.start
+		if start.IsZero() {
+			start = first
+		}
 		if start.IsZero() {
 			start = o.mtime
 		}
@@ -201,7 +394,10 @@ func importStream(ctx context.Context, st store.Store, r io.Reader, o importOpti
 			return "", err
 		}
 	}
-	end := last
+	end := o.end
+	if end.IsZero() {
+		end = last
+	}
 	if end.IsZero() {
 		end = o.mtime
 	}

@@ -24,6 +24,8 @@ const (
 	exitUsage = 2 // bad usage
 	// exitSecret: export found an unmasked secret and wrote nothing.
 	exitSecret = 3
+	// exitAborted: interrupted by SIGINT (Ctrl-C) or SIGTERM.
+	exitAborted = 130
 )
 
 // env is what a command gets from the process: its streams and environment.
@@ -31,6 +33,12 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// onFlags, when set, is handed every flag set a command declares
+	// (completion reads the commands' flags this way).
+	onFlags func(*flag.FlagSet)
+	// commands is the command table (completion reads it; the table cannot
+	// name it without an initialization cycle).
+	commands map[string]command
 }
 
 // command is one subcommand.
@@ -56,6 +64,18 @@ var commands = map[string]command{
 	"demo":        {"the web timeline on recorded sessions, one replayed live", cmdDemo},
 	"migrate":     {"bring the session database's schema up to date", cmdMigrate},
 	"modelsim":    {"serve a scripted model API for offline harness runs", cmdModelsim},
+	"version":     {"the version and commit agentstream was built from", cmdVersion},
+	"completion":  {"a completion script for bash, zsh or fish", cmdCompletion},
+}
+
+// helpGroups orders the top-level help by task, the first steps first. A
+// command missing here is listed under "More".
+var helpGroups = []helpGroup{
+	{"Start here", []string{"demo"}},
+	{"Run and talk to an agent", []string{"run", "chat"}},
+	{"Read a recorded output file", []string{"render", "normalize", "usage"}},
+	{"Keep and browse sessions", []string{"import", "sessions", "show", "serve", "export", "renormalize"}},
+	{"Set up", []string{"protocols", "migrate", "modelsim", "completion", "version"}},
 }
 
 func main() {
@@ -67,13 +87,15 @@ func main() {
 
 // run is the whole program: it returns the exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, commands: commands}
 	if len(args) == 0 {
 		usage(stderr)
 		return exitUsage
 	}
 	name := args[0]
 	switch name {
+	case "--version", "-version":
+		return cmdVersion(ctx, e, args[1:])
 	case "help", "-h", "--help":
 		if len(args) > 1 {
 			if c, ok := commands[args[1]]; ok {
@@ -94,16 +116,61 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "agentstream: a stable record of what coding agents do")
-	fmt.Fprintln(w, "\nUsage: agentstream COMMAND [flags] [args]\n\nCommands:")
+	fmt.Fprintln(w, "\nUsage: agentstream COMMAND [flags] [args]")
+	for _, g := range commandGroups(commands) {
+		fmt.Fprintf(w, "\n%s:\n", g.title)
+		for _, n := range g.names {
+			fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
+		}
+	}
+	fmt.Fprintln(w, "\nNew here? 'agentstream demo' shows it at work, no agent needed.")
+	fmt.Fprintln(w, "Run 'agentstream COMMAND -h' for a command's flags, 'agentstream completion -h'\nfor shell completion.")
+}
+
+type helpGroup struct {
+	title string
+	names []string
+}
+
+// commandGroups returns the groups of helpGroups with the commands of table
+// they name, then the commands they miss, in alphabetical order, under
+// "More".
+func commandGroups(table map[string]command) []helpGroup {
+	var groups []helpGroup
+	seen := map[string]bool{}
+	for _, g := range helpGroups {
+		var names []string
+		for _, n := range g.names {
+			if _, ok := table[n]; ok && !seen[n] {
+				names = append(names, n)
+				seen[n] = true
+			}
+		}
+		if len(names) > 0 {
+			groups = append(groups, helpGroup{g.title, names})
+		}
+	}
+	var more []string
+	for n := range table {
+		if !seen[n] {
+			more = append(more, n)
+		}
+	}
+	if len(more) > 0 {
+		sort.Strings(more)
+		groups = append(groups, helpGroup{"More", more})
+	}
+	return groups
+}
+
+// commandNames returns every command of table in the order the help lists
+// them.
+func commandNames(table map[string]command) []string {
 	var names []string
-	for n := range commands {
-		names = append(names, n)
+	for _, g := range commandGroups(table) {
+		names = append(names, g.names...)
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
-	}
-	fmt.Fprintln(w, "\nRun 'agentstream COMMAND -h' for a command's flags.")
+	return names
 }
 
 // newFlags returns a flag set that reports errors instead of exiting, with
@@ -111,6 +178,9 @@ func usage(w io.Writer) {
 func newFlags(e *env, name, synopsis, doc string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
+	if e.onFlags != nil {
+		e.onFlags(fs)
+	}
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: agentstream %s %s\n\n%s\n\nFlags:\n", name, synopsis, doc)
 		fs.PrintDefaults()

@@ -32,8 +32,10 @@ stay from one run to the next. ts is the line's own timestamp when it
 has one, else null. The session id is --session, else "s_" followed by the
 first 26 hex digits of the SHA-256 of the input's first 64 KiB.
 
-The exit status is 0 whatever the lines contain, 2 for bad usage and 1 when
-a file cannot be read or the output cannot be written.`
+The exit status is 0 whatever the lines contain, 2 for bad usage, 1 when
+a file cannot be read or the output cannot be written, and 130 when
+interrupted (Ctrl-C). Stdin on a terminal is announced on stderr: end it
+with Ctrl-D.`
 
 func cmdNormalize(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "normalize", "[--protocol P] [--session ID] [--live] [FILE|-]...", normalizeDoc)
@@ -43,7 +45,8 @@ func cmdNormalize(ctx context.Context, e *env, args []string) int {
 	stats := fs.Bool("stats", false, "print event and raw-line counts to stderr at the end")
 	statsJSON := fs.String("stats-json", "", "write event and raw-line counts as JSON to `FILE`")
 	rf := redactFlag(fs)
-	if code, ok := parseFlags(fs, args); !ok {
+	files, code, ok := parseArgs(fs, args)
+	if !ok {
 		return code
 	}
 	red, err := rf.redactor(ctx, e, nil)
@@ -55,25 +58,22 @@ func cmdNormalize(ctx context.Context, e *env, args []string) int {
 	if *stats || *statsJSON != "" {
 		st = newNormalizeStats()
 	}
-	if *protocol != "auto" {
-		if _, err := adapter.Lookup(*protocol); err != nil {
-			fmt.Fprintf(e.stderr, "agentstream normalize: unknown protocol %q (want auto or one of %s)\n", *protocol, protocolList())
-			return exitUsage
-		}
+	if err := checkProtocol(*protocol, "auto"); err != nil {
+		fmt.Fprintln(e.stderr, "agentstream normalize:", err)
+		return exitUsage
 	}
-	files := fs.Args()
 	if len(files) == 0 {
 		files = []string{"-"}
 	}
 	out := bufio.NewWriterSize(e.stdout, 256<<10)
 	for _, name := range files {
 		if err := ctx.Err(); err != nil {
-			return exitError
+			return inputFailed(ctx, e, "normalize", err)
 		}
 		opts := normalizeOptions{protocol: *protocol, session: *session, live: *live, stats: st, redact: red}
-		if err := withInput(e, name, func(r io.Reader) error { return normalizeStream(r, out, opts) }); err != nil {
-			fmt.Fprintf(e.stderr, "agentstream normalize: %v\n", err)
-			return exitError
+		if err := readInput(ctx, e, "normalize", name, func(r io.Reader) error { return normalizeStream(r, out, opts) }); err != nil {
+			out.Flush()
+			return inputFailed(ctx, e, "normalize", err)
 		}
 	}
 	if err := out.Flush(); err != nil {

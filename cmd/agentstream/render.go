@@ -15,7 +15,11 @@ may be native lines (any protocol) or normalized event envelopes. Envelopes
 hold no live deltas, so their text shows whole.
 
 Colour is used only on a terminal and never when NO_COLOR is set; --color
-overrides both. The width is the terminal's, else $COLUMNS, else 80.`
+overrides both. The width is the terminal's, else $COLUMNS, else 80.
+
+It fails (exit 1) on an input that is empty or binary, and on one none of
+whose lines the protocol understands (every line would be raw): it names
+the protocol the lines look like. Exit 2 is bad usage.`
 
 func cmdRender(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "render", "[--protocol P|auto|events] [--width N] [--color auto|always|never] [--ci auto|github|none] [--quiet] [FILE|-]", renderDoc)
@@ -24,11 +28,16 @@ func cmdRender(ctx context.Context, e *env, args []string) int {
 	color := fs.String("color", "auto", "colour: auto, always or never")
 	ci := fs.String("ci", "auto", "CI log format: auto (github when GITHUB_ACTIONS=true), github or none")
 	quiet := fs.Bool("quiet", false, "render nothing but errors")
-	if code, ok := parseFlags(fs, args); !ok {
+	pos, code, ok := parseArgs(fs, args)
+	if !ok {
 		return code
 	}
-	if fs.NArg() > 1 {
+	if len(pos) > 1 {
 		fmt.Fprintln(e.stderr, "agentstream render: at most one FILE")
+		return exitUsage
+	}
+	if err := checkProtocol(*protocol, "auto", "events"); err != nil {
+		fmt.Fprintln(e.stderr, "agentstream render:", err)
 		return exitUsage
 	}
 	opts, err := consoleOptions(e, *color, *ci, *width)
@@ -38,12 +47,12 @@ func cmdRender(ctx context.Context, e *env, args []string) int {
 	}
 	opts.Quiet = *quiet
 	name := "-"
-	if fs.NArg() == 1 {
-		name = fs.Arg(0)
+	if len(pos) == 1 {
+		name = pos[0]
 	}
 	r := console.New(e.stdout, opts)
 	var werr error
-	err = withInput(e, name, func(in io.Reader) error {
+	err = readInput(ctx, e, "render", name, func(in io.Reader) error {
 		return foldInput(in, *protocol, func(env *agentstream.Envelope) {
 			if werr == nil {
 				werr = r.Handle(ctx, *env)
@@ -54,8 +63,7 @@ func cmdRender(ctx context.Context, e *env, args []string) int {
 		werr = cerr
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "agentstream render: %v\n", err)
-		return exitError
+		return inputFailed(ctx, e, "render", err)
 	}
 	if werr != nil {
 		fmt.Fprintf(e.stderr, "agentstream render: %v\n", werr)

@@ -18,7 +18,10 @@ events that differ. Events are matched by the native line they came from
 (and their place among that line's events); events the platform wrote
 itself (a user message, a title, the runner's session.ended) are kept in
 their place. --replace stores the new events in place of the old ones; the
-native lines stay. The output is deterministic.`
+native lines stay. The output is deterministic.
+
+SESSION is a session's id or, as git takes a commit's, a prefix of it that
+no other id starts with (the "s_" may be left out).`
 
 func cmdRenormalize(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "renormalize", "[--replace] [--protocol P] SESSION", renormalizeDoc)
@@ -33,13 +36,23 @@ func cmdRenormalize(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "agentstream renormalize: one SESSION expected")
 		return exitUsage
 	}
-	st, _, err := openStore(ctx, e, *db)
+	if *protocol != "" {
+		if err := checkProtocol(*protocol); err != nil {
+			fmt.Fprintln(e.stderr, "agentstream renormalize:", err)
+			return exitUsage
+		}
+	}
+	st, where, err := openExistingStore(ctx, e, *db)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "agentstream renormalize:", err)
 		return exitError
 	}
 	defer st.Close()
-	id := pos[0]
+	id, err := sessionArg(ctx, st, where, pos[0])
+	if err != nil {
+		fmt.Fprintln(e.stderr, "agentstream renormalize:", err)
+		return exitError
+	}
 	old, fresh, err := renormalize(ctx, st, id, *protocol)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentstream renormalize: %s: %v\n", id, err)

@@ -24,7 +24,6 @@ const (
 	exitIdle      = 124 // --idle-timeout stopped the harness
 	exitDeadline  = 125 // --timeout stopped the harness
 	exitNoStart   = 127 // the harness could not be started
-	exitAborted   = 130 // agentstream run was interrupted
 )
 
 const runDoc = `Runs a coding agent (the harness) and shows what it does as it does it, in a
@@ -143,8 +142,8 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	if len(command) == 0 {
 		return usageErr("no COMMAND (agentstream run [flags] -- COMMAND [ARGS...])")
 	}
-	if _, ok := agentstream.LookupProtocol(*protocol); !ok && *protocol != "auto" {
-		return usageErr("unknown protocol %q (want auto or one of %s)", *protocol, protocolList())
+	if err := checkProtocol(*protocol, "auto"); err != nil {
+		return usageErr("%v", err)
 	}
 	if *approve != runner.ApproveAll && *approve != runner.ApproveNone {
 		return usageErr("--approve %q: want all or none", *approve)

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
 	"github.com/agentstream/agentstream/hub"
 	"github.com/agentstream/agentstream/redact"
 	"github.com/agentstream/agentstream/session"
+	"github.com/agentstream/agentstream/store/postgres"
 	"github.com/agentstream/agentstream/web/api"
 	"github.com/agentstream/agentstream/web/ui"
 )
@@ -51,8 +53,8 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	if *token == "" {
 		*token = e.getenv("AGENTSTREAM_TOKEN")
 	}
-	if !isLoopback(*addr) && *token == "" {
-		fmt.Fprintf(e.stderr, "agentstream serve: %s is not a loopback address: refusing to serve without --token\n", *addr)
+	if err := checkListenAddr(*addr, *token); err != nil {
+		fmt.Fprintln(e.stderr, "agentstream serve:", err)
 		return exitUsage
 	}
 	var profiles session.Profiles
@@ -63,10 +65,18 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 			return exitUsage
 		}
 	}
+	fresh := false
+	if path, err := dbPath(e, *db); err == nil && !postgres.IsURL(path) {
+		_, serr := os.Stat(path)
+		fresh = errors.Is(serr, os.ErrNotExist)
+	}
 	st, where, err := openStore(ctx, e, *db)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "agentstream serve:", err)
 		return exitError
+	}
+	if fresh {
+		fmt.Fprintf(e.stderr, "agentstream serve: %s did not exist: serving a new, empty database\n", where)
 	}
 	defer st.Close()
 	red, err := rf.redactor(ctx, e, st)
@@ -154,6 +164,19 @@ func (s *server) stop() error {
 		err = nil
 	}
 	return err
+}
+
+// checkListenAddr returns an error for an --addr that is not HOST:PORT,
+// and for one that listens beyond loopback while no token guards it.
+func checkListenAddr(addr, token string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil || port == "" {
+		return fmt.Errorf("bad --addr %q: want HOST:PORT, such as 127.0.0.1:8377 (port 0: a free one)", addr)
+	}
+	if !isLoopback(addr) && token == "" {
+		return fmt.Errorf("%s is not a loopback address: refusing to serve without --token", addr)
+	}
+	return nil
 }
 
 // isLoopback reports whether addr (host:port) listens on loopback only.

@@ -40,7 +40,7 @@ func cmdSessions(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "agentstream sessions:", err)
 		return exitUsage
 	}
-	st, _, err := openStore(ctx, e, *db)
+	st, _, err := openExistingStore(ctx, e, *db)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "agentstream sessions:", err)
 		return exitError
@@ -90,7 +90,9 @@ func dash(s string) string {
 }
 
 func sessionDuration(s store.Session) string {
-	if s.EndedAt.IsZero() {
+	if s.EndedAt.IsZero() || s.EndedAt.Equal(s.StartedAt) {
+		// Running, or no time known but one (an import of lines without
+		// times, whose harness reported no duration).
 		return "—"
 	}
 	return agentstream.FormatDurationMs(s.EndedAt.Sub(s.StartedAt).Milliseconds())

@@ -15,7 +15,10 @@ import (
 const showDoc = `Renders a stored session with the console renderer, as 'agentstream run'
 showed it. --follow keeps following a running session (written by another
 process) until it ends. --json prints the stored envelopes instead, one per
-line.`
+line.
+
+SESSION is a session's id or, as git takes a commit's, a prefix of it that
+no other id starts with (the "s_" may be left out).`
 
 // showPoll is how often --follow looks for new events.
 const showPoll = 200 * time.Millisecond
@@ -35,15 +38,15 @@ func cmdShow(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "agentstream show: one SESSION expected")
 		return exitUsage
 	}
-	id := pos[0]
-	st, _, err := openStore(ctx, e, *db)
+	st, where, err := openExistingStore(ctx, e, *db)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "agentstream show:", err)
 		return exitError
 	}
 	defer st.Close()
-	if _, err := st.Session(ctx, id); err != nil {
-		fmt.Fprintf(e.stderr, "agentstream show: session %s: %v\n", id, err)
+	id, err := sessionArg(ctx, st, where, pos[0])
+	if err != nil {
+		fmt.Fprintln(e.stderr, "agentstream show:", err)
 		return exitError
 	}
 	var h agentstream.Handler

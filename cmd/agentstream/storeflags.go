@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -60,6 +61,17 @@ var (
 // store repairs the sessions whose writer died with today's adapters. It also
 // returns where the database is, for messages (without a password).
 func openStore(ctx context.Context, e *env, flagValue string) (sessionStore, string, error) {
+	return openStoreMode(ctx, e, flagValue, false)
+}
+
+// openExistingStore opens the session database as openStore does, for a
+// command that only reads sessions: an SQLite file that does not exist is
+// an error naming its path, and nothing is created.
+func openExistingStore(ctx context.Context, e *env, flagValue string) (sessionStore, string, error) {
+	return openStoreMode(ctx, e, flagValue, true)
+}
+
+func openStoreMode(ctx context.Context, e *env, flagValue string, mustExist bool) (sessionStore, string, error) {
 	path, err := dbPath(e, flagValue)
 	if err != nil {
 		return nil, "", err
@@ -71,11 +83,30 @@ func openStore(ctx context.Context, e *env, flagValue string) (sessionStore, str
 		}
 		return st, st.String(), nil
 	}
-	st, err := sqlite.OpenOptions(path, sqlite.Options{Dialects: dialect})
+	st, err := sqlite.OpenOptions(path, sqlite.Options{Dialects: dialect, MustExist: mustExist})
+	if errors.Is(err, fs.ErrNotExist) && mustExist {
+		return nil, "", fmt.Errorf("no session database at %s (import, run and chat create it; --db or $AGENTSTREAM_DB names another)", path)
+	}
 	if err != nil {
 		return nil, "", err
 	}
 	return st, st.Path(), nil
+}
+
+// sessionArg returns the id a SESSION argument names: a whole id, or a
+// prefix of one only (with or without its "s_"), as git takes a commit's.
+// Its errors name the argument and the database at where.
+func sessionArg(ctx context.Context, st store.Store, where, arg string) (string, error) {
+	id, err := store.ResolveID(ctx, st, arg)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return "", fmt.Errorf("no session %s in %s ('agentstream sessions' lists them)", arg, where)
+	case errors.Is(err, store.ErrAmbiguous):
+		return "", fmt.Errorf("%v: give more of it", err)
+	case err != nil:
+		return "", fmt.Errorf("session %s: %w", arg, err)
+	}
+	return id, nil
 }
 
 // closeAt closes a writer with its session's end time.

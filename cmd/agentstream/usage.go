@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentstream/agentstream"
+	"github.com/agentstream/agentstream/adapter"
 	"github.com/agentstream/agentstream/internal/jsonscan"
 	"github.com/agentstream/agentstream/store"
 )
@@ -44,7 +45,10 @@ small one it uses on the side) is split over them in --by model. A resumed
 Codex thread's session counts only what it added to the thread's totals.
 
 --json prints the recap, or the report as {"by", "rows", "total"}; --csv the
-rows and the total as CSV, with a header.`
+rows and the total as CSV, with a header.
+
+SESSION is a session's id or, as git takes a commit's, a prefix of it that
+no other id starts with (the "s_" may be left out).`
 
 func cmdUsage(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "usage", "[--protocol P] [--json|--csv] [FILE|-|SESSION] | --by K [--since T] [--utc] [--db PATH] [--json|--csv]", usageDoc)
@@ -96,7 +100,7 @@ func cmdUsage(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintf(e.stderr, "agentstream usage: bad --by %q: want %s\n", key, strings.Join(agentstream.UsageGroupings, ", "))
 			return exitUsage
 		}
-		st, _, err := openStore(ctx, e, *db)
+		st, _, err := openExistingStore(ctx, e, *db)
 		if err != nil {
 			fmt.Fprintln(e.stderr, "agentstream usage:", err)
 			return exitError
@@ -125,6 +129,10 @@ func cmdUsage(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "agentstream usage: --csv prints a report: give --by")
 		return exitUsage
 	}
+	if err := checkProtocol(*protocol, "auto", "events"); err != nil {
+		fmt.Fprintln(e.stderr, "agentstream usage:", err)
+		return exitUsage
+	}
 	name := "-"
 	if len(pos) == 1 {
 		name = pos[0]
@@ -134,27 +142,37 @@ func cmdUsage(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintln(e.stderr, "agentstream usage: --protocol reads a FILE, not the store")
 			return exitUsage
 		}
-		st, _, err := openStore(ctx, e, *db)
+		// Without --db, NAME may be a file's mistyped name as well as a
+		// session's id: the errors say both.
+		orFile := ""
+		if !set["db"] {
+			orFile = fmt.Sprintf("no file %s, and ", name)
+		}
+		st, where, err := openExistingStore(ctx, e, *db)
 		if err != nil {
-			fmt.Fprintln(e.stderr, "agentstream usage:", err)
+			fmt.Fprintf(e.stderr, "agentstream usage: %s%v\n", orFile, err)
 			return exitError
 		}
 		defer st.Close()
-		sess, err := st.Session(ctx, name)
+		id, err := sessionArg(ctx, st, where, name)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "agentstream usage: session %s: %v\n", name, err)
+			fmt.Fprintf(e.stderr, "agentstream usage: %s%v\n", orFile, err)
+			return exitError
+		}
+		sess, err := st.Session(ctx, id)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "agentstream usage: session %s: %v\n", id, err)
 			return exitError
 		}
 		printRecap(e.stdout, sess.Usage, *asJSON)
 		return exitOK
 	}
 	var folder agentstream.UsageFolder
-	err := withInput(e, name, func(r io.Reader) error {
+	err := readInput(ctx, e, "usage", name, func(r io.Reader) error {
 		return foldInput(r, *protocol, func(env *agentstream.Envelope) { folder.AddEnvelope(env) })
 	})
 	if err != nil {
-		fmt.Fprintf(e.stderr, "agentstream usage: %v\n", err)
-		return exitError
+		return inputFailed(ctx, e, "usage", err)
 	}
 	printRecap(e.stdout, folder.Recap(), *asJSON)
 	return exitOK
@@ -329,6 +347,9 @@ func writeUsageCSV(w io.Writer, rep *agentstream.UsageReport) error {
 // envelopes (protocol "events", or auto-detected) or native lines.
 func foldInput(r io.Reader, protocol string, fn func(*agentstream.Envelope)) error {
 	br := bufio.NewReaderSize(r, 1<<20)
+	if err := checkText(br); err != nil {
+		return err
+	}
 	if protocol == "auto" || protocol == "events" {
 		head, _ := br.Peek(64 << 10)
 		lines, _ := agentstream.SplitCompleteLines(head)
@@ -360,6 +381,8 @@ func foldInput(r io.Reader, protocol string, fn func(*agentstream.Envelope)) err
 	n := agentstream.NewNormalizer(a.New(), agentstream.NormalizerConfig{Harness: a.Harness, ExplicitTurns: a.ExplicitTurns})
 	lr := agentstream.NewLineReader(br)
 	var envs []agentstream.Envelope
+	var lines, understood int64
+	var head [][]byte // the first lines, to tell which dialect they are
 	for {
 		l, err := lr.Next()
 		if err == io.EOF {
@@ -368,15 +391,42 @@ func foldInput(r io.Reader, protocol string, fn func(*agentstream.Envelope)) err
 		if err != nil {
 			return err
 		}
+		if len(jsonscan.TrimSpace(l.Bytes)) > 0 {
+			lines++
+			if len(head) < adapter.DetectLines {
+				head = append(head, append([]byte(nil), l.Bytes...))
+			}
+		}
 		envs = n.Line(envs[:0], l, zeroTime)
 		for i := range envs {
+			if envs[i].Source != nil && envs[i].Type() != agentstream.TypeRaw {
+				understood++
+			}
 			fn(&envs[i])
 		}
 	}
 	for _, env := range n.End(nil, zeroTime) {
 		fn(&env)
 	}
-	return nil
+	return misreadError(a.Name, lines, understood, head)
+}
+
+// misreadError returns an error when the input held lines but the
+// protocol understood none of them (each became a raw event), naming the
+// dialect they look like; nil when something was understood, or for the
+// "none" protocol, whose lines are text by design.
+func misreadError(protocol string, lines, understood int64, head [][]byte) error {
+	if lines == 0 {
+		return errEmptyInput
+	}
+	if protocol == "none" || understood > 0 {
+		return nil
+	}
+	hint := "is it a harness's output?"
+	if guess := adapter.Detect(head); guess != protocol && guess != "none" {
+		hint = fmt.Sprintf("they look like %s: --protocol %s (or auto) reads them", guess, guess)
+	}
+	return fmt.Errorf("none of the %d lines was understood as %s (%s)", lines, protocol, hint)
 }
 
 func isEnvelope(line []byte) bool {

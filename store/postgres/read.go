@@ -113,6 +113,10 @@ func (s *Store) Sessions(ctx context.Context, q store.SessionQuery) (store.Sessi
 	if !q.Since.IsZero() {
 		where = append(where, "started_at >= "+arg(q.Since))
 	}
+	if q.IDPrefix != "" {
+		// Byte for byte, whatever the collation.
+		where = append(where, "starts_with(id, "+arg(q.IDPrefix)+")")
+	}
 	if q.Cursor != "" {
 		msec, sid, ok := parseCursor(q.Cursor)
 		if !ok {

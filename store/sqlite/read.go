@@ -108,6 +108,11 @@ func (s *Store) Sessions(ctx context.Context, q store.SessionQuery) (store.Sessi
 		where = append(where, "started_at >= ?")
 		args = append(args, q.Since.UnixMilli())
 	}
+	if q.IDPrefix != "" {
+		// A range over the index, in SQLite's byte order; ids are ASCII.
+		where = append(where, "id >= ? AND id < ?")
+		args = append(args, q.IDPrefix, q.IDPrefix+"\x7f")
+	}
 	if q.Cursor != "" {
 		ms, sid, ok := parseCursor(q.Cursor)
 		if !ok {

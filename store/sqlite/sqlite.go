@@ -79,6 +79,11 @@ type Options struct {
 	// died (see RepairMarked): Open and Follow give them the events their
 	// stored lines lack.
 	Dialects store.Dialects
+	// MustExist makes Open fail, creating nothing, when there is no file at
+	// the path: the error wraps fs.ErrNotExist. Commands that only read
+	// sessions set it, so that a mistyped path is an error rather than a
+	// new, empty database.
+	MustExist bool
 }
 
 func (o Options) withDefaults() Options {
@@ -104,8 +109,8 @@ func (o Options) withDefaults() Options {
 // options; see OpenOptions.
 func Open(path string) (*Store, error) { return OpenOptions(path, Options{}) }
 
-// OpenOptions opens (creating it and its directory if needed) the store at
-// path, applies the schema migrations it lacks, marks interrupted the
+// OpenOptions opens (creating it and its directory if needed, unless
+// opts.MustExist) the store at path, applies the schema migrations it lacks, marks interrupted the
 // sessions whose writer is gone (see Reap), and repairs them (see
 // RepairMarked).
 func OpenOptions(path string, opts Options) (*Store, error) {
@@ -114,6 +119,11 @@ func OpenOptions(path string, opts Options) (*Store, error) {
 	}
 	if strings.ContainsAny(path, "?#") {
 		return nil, fmt.Errorf("sqlite: %s: a database path cannot contain '?' or '#'", path)
+	}
+	if opts.MustExist {
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("sqlite: %w", err)
+		}
 	}
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -346,4 +348,32 @@ func TestMigrateBodies(t *testing.T) {
 	if err := st.IntegrityCheck(ctx); err != nil {
 		t.Error(err)
 	}
+}
+
+// TestMustExist: with MustExist, a missing file is an error wrapping
+// fs.ErrNotExist and neither it nor its directory is created; an existing
+// database opens.
+func TestMustExist(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "typo", "x.db")
+	if st, err := sqlite.OpenOptions(missing, sqlite.Options{MustExist: true}); !errors.Is(err, fs.ErrNotExist) {
+		if st != nil {
+			st.Close()
+		}
+		t.Fatalf("OpenOptions(missing, MustExist) = %v, want fs.ErrNotExist", err)
+	}
+	if _, err := os.Stat(filepath.Dir(missing)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s was created: %v", filepath.Dir(missing), err)
+	}
+	path := filepath.Join(dir, "a.db")
+	st, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	st, err = sqlite.OpenOptions(path, sqlite.Options{MustExist: true})
+	if err != nil {
+		t.Fatalf("OpenOptions(existing, MustExist): %v", err)
+	}
+	st.Close()
 }

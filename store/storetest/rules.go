@@ -576,6 +576,14 @@ func sessionQuery(c *check) {
 		{"title, no match", store.SessionQuery{Q: "Title%5"}, nil},
 		{"since", store.SessionQuery{Since: base.Add(2 * time.Hour)}, []string{"s6", "s5", "s4"}},
 		{"everything", store.SessionQuery{Since: base.Add(time.Hour), Harness: "claude-code", Status: "succeeded", Q: "title"}, []string{"s5", "s3"}},
+		{"id prefix", store.SessionQuery{IDPrefix: "s"}, all},
+		{"id prefix, pages of 2", store.SessionQuery{IDPrefix: "s", Limit: 2}, all},
+		{"id prefix, one", store.SessionQuery{IDPrefix: "s4"}, []string{"s4"}},
+		{"id prefix, case", store.SessionQuery{IDPrefix: "S"}, nil},
+		{"id prefix, underscore literal", store.SessionQuery{IDPrefix: "s_"}, nil},
+		{"id prefix, percent literal", store.SessionQuery{IDPrefix: "%"}, nil},
+		{"id prefix, longer than the ids", store.SessionQuery{IDPrefix: "s40"}, nil},
+		{"id prefix and harness", store.SessionQuery{IDPrefix: "s", Harness: "claude-code"}, []string{"s5", "s3", "s1"}},
 	}
 	for _, tt := range tests {
 		if diff := cmp.Diff(tt.want, ids(tt.q)); diff != "" {
@@ -590,6 +598,40 @@ func sessionQuery(c *check) {
 	for _, bad := range []string{"garbage", "1.", ".1", "x.y", "1.-1"} {
 		if _, err := st.Sessions(c.ctx, store.SessionQuery{Cursor: bad}); !is(err, store.ErrBadCursor) {
 			c.errorf("cursor %q: %v, want ErrBadCursor", bad, err)
+		}
+	}
+}
+
+func resolveID(c *check) {
+	st := c.h.Open(c.t)
+	for _, id := range []string{"s_01ABC", "s_01ABD", "s_7XY", "s_7"} {
+		w, err := st.Create(c.ctx, store.NewSession{ID: id})
+		c.must(err, "Create")
+		c.must(w.Close(c.ctx), "Close")
+	}
+	for _, tt := range []struct{ in, want string }{
+		{"s_01ABC", "s_01ABC"},
+		{"s_01ABD", "s_01ABD"},
+		{"s_01ABC"[:6] + "C", "s_01ABC"},
+		{"01ABD", "s_01ABD"},
+		{"s_7X", "s_7XY"},
+		{"s_7", "s_7"}, // a whole id, though a prefix of another
+		{"7X", "s_7XY"},
+	} {
+		got, err := store.ResolveID(c.ctx, st, tt.in)
+		if err != nil || got != tt.want {
+			c.errorf("ResolveID(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+	for _, in := range []string{"s_01AB", "01A", "s_0", "s"} {
+		_, err := store.ResolveID(c.ctx, st, in)
+		if !is(err, store.ErrAmbiguous) || !strings.Contains(err.Error(), "s_01ABC") || !strings.Contains(err.Error(), "s_01ABD") {
+			c.errorf("ResolveID(%q): %v, want ErrAmbiguous naming s_01ABC and s_01ABD", in, err)
+		}
+	}
+	for _, in := range []string{"", "s_02", "x", "S_01ABC", "s_01abc", "%", "s_01AB_"} {
+		if got, err := store.ResolveID(c.ctx, st, in); !is(err, store.ErrNotFound) {
+			c.errorf("ResolveID(%q) = %q, %v; want ErrNotFound", in, got, err)
 		}
 	}
 }
