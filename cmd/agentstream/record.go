@@ -47,13 +47,13 @@ type localRecording struct {
 	protocol string
 }
 
-func newLocalRecording(ctx context.Context, e *env, db, protocol string, command []string) (*localRecording, error) {
+func newLocalRecording(ctx context.Context, e *env, db, id, protocol string, command []string) (*localRecording, error) {
 	st, _, err := openStore(ctx, e, db)
 	if err != nil {
 		return nil, err
 	}
 	cwd, _ := os.Getwd()
-	w, err := st.Create(ctx, store.NewSession{Protocol: protocol, Harness: harnessOf(protocol), Cwd: cwd, Command: command})
+	w, err := st.Create(ctx, store.NewSession{ID: id, Protocol: protocol, Harness: harnessOf(protocol), Cwd: cwd, Command: command})
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -99,10 +99,10 @@ type remoteRecording struct {
 	out io.WriteCloser
 }
 
-func newRemoteRecording(ctx context.Context, url, token, protocol string, command []string) (*remoteRecording, error) {
+func newRemoteRecording(ctx context.Context, url, token, id, protocol string, command []string) (*remoteRecording, error) {
 	c := &api.Client{URL: url, Token: token}
 	cwd, _ := os.Getwd()
-	sess, err := c.CreateSession(ctx, api.CreateRequest{Protocol: protocol, Harness: harnessOf(protocol), Command: command, Cwd: cwd})
+	sess, err := c.CreateSession(ctx, api.CreateRequest{ID: id, Protocol: protocol, Harness: harnessOf(protocol), Command: command, Cwd: cwd})
 	if err != nil {
 		return nil, fmt.Errorf("server %s: %w", url, err)
 	}

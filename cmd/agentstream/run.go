@@ -195,6 +195,10 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "agentstream run: protocol acp needs a prompt\n")
 		return exitError
 	}
+	if *sessionID != "" && !store.ValidID(*sessionID) {
+		fmt.Fprintf(e.stderr, "agentstream run: bad --session %q: 1 to 128 letters, digits, '-', '_', '.' or ':'\n", *sessionID)
+		return exitUsage
+	}
 	var spools []io.Writer
 	if *spool != "" {
 		f, err := create(*spool)
@@ -211,9 +215,9 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 		if tok == "" {
 			tok = e.getenv("AGENTSTREAM_TOKEN")
 		}
-		rec, err = newRemoteRecording(ctx, *server, tok, *protocol, command)
+		rec, err = newRemoteRecording(ctx, *server, tok, *sessionID, *protocol, command)
 	case !*noStore:
-		rec, err = newLocalRecording(ctx, e, *db, *protocol, command)
+		rec, err = newLocalRecording(ctx, e, *db, *sessionID, *protocol, command)
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentstream run: %v\n", err)

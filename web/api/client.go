@@ -155,6 +155,11 @@ type UploaderOptions struct {
 	// lines and 4 MiB.
 	BatchLines int
 	BatchBytes int
+	// Heartbeat is how long the uploader may send nothing before it sends
+	// an empty request, so that the server knows the runner is alive
+	// (the server ends a session silent for its heartbeat timeout, 2
+	// minutes by default); zero means 30 s.
+	Heartbeat time.Duration
 }
 
 // Uploader sends a session's native lines in the background, in batches,
@@ -175,6 +180,7 @@ type Uploader struct {
 	stop    chan struct{}
 	done    chan struct{}
 	sendMu  sync.Mutex
+	sent    time.Time // when a request last succeeded; under sendMu
 }
 
 // NewUploader starts an Uploader for session id (created with
@@ -189,7 +195,10 @@ func (c *Client) NewUploader(id string, opts UploaderOptions) *Uploader {
 	if opts.BatchBytes <= 0 {
 		opts.BatchBytes = 4 << 20
 	}
-	u := &Uploader{c: c, id: id, opts: opts, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = 30 * time.Second
+	}
+	u := &Uploader{c: c, id: id, opts: opts, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), sent: time.Now()}
 	go u.loop()
 	return u
 }
@@ -233,7 +242,31 @@ func (u *Uploader) loop() {
 		case <-t.C:
 		}
 		_ = u.send(context.Background(), nil)
+		u.heartbeat()
 	}
+}
+
+// heartbeat sends an empty request when nothing was sent for
+// UploaderOptions.Heartbeat.
+func (u *Uploader) heartbeat() {
+	u.sendMu.Lock()
+	defer u.sendMu.Unlock()
+	if time.Since(u.sent) < u.opts.Heartbeat {
+		return
+	}
+	u.mu.Lock()
+	stopped := u.err != nil
+	u.mu.Unlock()
+	if stopped {
+		return
+	}
+	if _, err := u.c.PostLines(context.Background(), u.id, nil, nil); err != nil {
+		u.mu.Lock()
+		u.err = err
+		u.mu.Unlock()
+		return
+	}
+	u.sent = time.Now()
 }
 
 // send posts what is pending (and end, when not nil), keeping lines until
@@ -265,6 +298,7 @@ func (u *Uploader) send(ctx context.Context, end *End) error {
 			u.mu.Unlock()
 			return err
 		}
+		u.sent = time.Now()
 		u.mu.Lock()
 		for _, l := range u.pending[:n] {
 			u.bytes -= len(l.Text) + len(l.Data)
