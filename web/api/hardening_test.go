@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -430,4 +431,37 @@ func TestHeartbeatTimeout(t *testing.T) {
 	if err != nil || resp.Status != store.StatusSucceeded {
 		t.Errorf("the runner back: %+v %v", resp, err)
 	}
+}
+
+// TestStreamOutlivesReadTimeout holds that the server's read and write
+// timeouts, which serve sets for requests and answers, do not cut an event
+// stream.
+func TestStreamOutlivesReadTimeout(t *testing.T) {
+	ts := newServer(t, api.Options{}, hub.Options{})
+	st := ts.st
+	srv := httptest.NewUnstartedServer(api.New(st, ts.hub, api.Options{KeepAlive: 50 * time.Millisecond}))
+	srv.Config.ReadTimeout = 200 * time.Millisecond
+	srv.Config.WriteTimeout = 200 * time.Millisecond
+	srv.Start()
+	defer srv.Close()
+	ctx := context.Background()
+	w, err := st.Create(ctx, store.NewSession{ID: "s", Harness: "jsonl", Protocol: "jsonl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(ctx)
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	events := openStream(t, sctx, srv.URL+"/api/sessions/s/stream", "")
+	time.Sleep(time.Second)
+	if err := w.Handle(ctx, agentstream.Envelope{Session: "s", Seq: 1, Turn: 1, Payload: &agentstream.Message{Role: "assistant", Text: "late"}}); err != nil {
+		t.Fatal(err)
+	}
+	w.Flush(ctx)
+	for ev := range events {
+		if ev.id == "1" {
+			return
+		}
+	}
+	t.Fatal("the stream ended before the event a second later")
 }

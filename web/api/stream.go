@@ -13,12 +13,18 @@ import (
 	"github.com/agentstream/agentstream/store"
 )
 
-// catchUpPage is how many stored events one read of a catch-up takes.
-const catchUpPage = 1000
+// catchUpPage is how many stored events one read of a catch-up takes, and
+// hubBatch how many events one wake-up takes from the hub (which shares
+// them with every subscriber). A stream holds at most a page of events
+// and sseChunk bytes at a time, however slow its reader.
+const (
+	catchUpPage = 32
+	hubBatch    = 1000
+)
 
 // sseChunk is how many bytes of events a stream holds before it writes
 // them, so that a stream's memory stays bounded whatever it catches up on.
-const sseChunk = 64 << 10
+const sseChunk = 16 << 10
 
 // sse writes one event stream. Each write must complete within timeout:
 // a reader that stops reading is cut, and resumes with Last-Event-ID.
@@ -184,12 +190,13 @@ func (s *server) sessionStream(w http.ResponseWriter, r *http.Request) {
 			if err != nil {
 				return err
 			}
-			for _, ev := range evs {
+			for i, ev := range evs {
 				if before > 0 && ev.Seq >= before {
 					return out.flush()
 				}
 				out.event(ev.Seq, ev.Type, ev.Data)
 				last = ev.Seq
+				evs[i] = store.Event{} // sent: let it go while the writes block
 			}
 			if err := out.flush(); err != nil {
 				return err
@@ -220,7 +227,7 @@ func (s *server) sessionStream(w http.ResponseWriter, r *http.Request) {
 	}
 	var batch []store.Event
 	for {
-		batch, err = sub.Next(ctx, batch[:0], catchUpPage, s.opts.KeepAlive)
+		batch, err = sub.Next(ctx, batch[:0], hubBatch, s.opts.KeepAlive)
 		switch {
 		case errors.Is(err, hub.ErrEnded):
 			s.sendBatch(out, batch, &last, catchUp)
@@ -336,7 +343,7 @@ func (s *server) allStream(w http.ResponseWriter, r *http.Request) {
 	var batch []store.Event
 	for {
 		var err error
-		batch, err = sub.Next(ctx, batch[:0], catchUpPage, s.opts.KeepAlive)
+		batch, err = sub.Next(ctx, batch[:0], hubBatch, s.opts.KeepAlive)
 		for _, ev := range batch {
 			if ev.Seq > 0 {
 				out.eventID(ev.Session+"/"+strconv.FormatInt(ev.Seq, 10), ev.Type, ev.Data)
