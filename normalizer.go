@@ -290,6 +290,7 @@ func turnEndOf(p Payload) string {
 // wrap appends the envelope of ev. The turn of a turn.started or
 // turn.ended payload is the envelope's.
 func (n *Normalizer) wrap(dst []Envelope, ev Event, src *Source, now time.Time) []Envelope {
+	Bound(ev.Payload)
 	t := ev.Payload.Type()
 	switch p := ev.Payload.(type) {
 	case *SessionStarted:

@@ -491,6 +491,9 @@ const (
 	StatusSucceeded = "succeeded"
 	StatusFailed    = "failed"
 	StatusCancelled = "cancelled"
+	// StatusInterrupted is the status of a session whose runner went
+	// away without saying how it ended (see ReasonHeartbeatTimeout).
+	StatusInterrupted = "interrupted"
 )
 
 // Reasons a session ended (session.ended reason).
@@ -502,6 +505,9 @@ const (
 	ReasonAborted        = "aborted"
 	ReasonOversizedEvent = "oversized-event"
 	ReasonBudget         = "budget"
+	// ReasonHeartbeatTimeout ends a remote session whose runner sent
+	// nothing, not even a heartbeat, for longer than the server waits.
+	ReasonHeartbeatTimeout = "heartbeat-timeout"
 )
 
 // SessionEnded is the payload of session.ended.

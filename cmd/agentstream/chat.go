@@ -120,7 +120,7 @@ func cmdChat(ctx context.Context, e *env, args []string) int {
 	handlers := []agentstream.Handler{render, ui}
 	var rec recording
 	if !*noStore {
-		rec, err = newLocalRecording(ctx, e, *db, cfg.Protocol, cfg.Command)
+		rec, err = newLocalRecording(ctx, e, *db, cfg.ID, cfg.Protocol, cfg.Command)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "agentstream chat: %v\n", err)
 			return exitError

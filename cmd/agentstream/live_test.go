@@ -114,6 +114,7 @@ func post(t *testing.T, url string, body any, want int) map[string]any {
 func send(t *testing.T, method, url string, body []byte, want int) map[string]any {
 	t.Helper()
 	req, _ := http.NewRequest(method, url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

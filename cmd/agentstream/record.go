@@ -53,13 +53,13 @@ type localRecording struct {
 	protocol string
 }
 
-func newLocalRecording(ctx context.Context, e *env, db, protocol string, command []string) (*localRecording, error) {
+func newLocalRecording(ctx context.Context, e *env, db, id, protocol string, command []string) (*localRecording, error) {
 	st, _, err := openStore(ctx, e, db)
 	if err != nil {
 		return nil, err
 	}
 	cwd, _ := os.Getwd()
-	w, err := st.Create(ctx, store.NewSession{Protocol: protocol, Harness: harnessOf(protocol), Cwd: cwd, Command: command})
+	w, err := st.Create(ctx, store.NewSession{ID: id, Protocol: protocol, Harness: harnessOf(protocol), Cwd: cwd, Command: command})
 	if err != nil {
 		st.Close()
 		return nil, err

@@ -93,3 +93,40 @@ func TestRunSendsToServer(t *testing.T) {
 		t.Errorf("--server without --protocol: exit %d, want %d", code, exitUsage)
 	}
 }
+
+// TestRunSessionID holds that run --session ID names the stored session,
+// in the local store and on a server (it used to be ignored there).
+func TestRunSessionID(t *testing.T) {
+	file, _ := filepath.Abs(basicQuery)
+	db := filepath.Join(t.TempDir(), "s.db")
+	if _, stderr, code := runCLI(t, "", "run", "--db", db, "--session", "mine-1", "--quiet", "--protocol", "claude-json", "--", "sh", "-c", "cat "+file); code != 0 {
+		t.Fatalf("run exit %d: %s", code, stderr)
+	}
+	srvDB := filepath.Join(t.TempDir(), "server.db")
+	sst, err := sqlite.Open(srvDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sst.Close()
+	srv := httptest.NewServer(api.New(sst, hub.New(hub.Options{}), api.Options{}))
+	defer srv.Close()
+	if _, stderr, code := runCLI(t, "", "run", "--server", srv.URL, "--session", "mine-2", "--quiet", "--protocol", "claude-json", "--", "sh", "-c", "cat "+file); code != 0 {
+		t.Fatalf("run --server exit %d: %s", code, stderr)
+	}
+	st, err := sqlite.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, c := range []struct {
+		st *sqlite.Store
+		id string
+	}{{st, "mine-1"}, {sst, "mine-2"}} {
+		if s, err := c.st.Session(context.Background(), c.id); err != nil || s.Status != "succeeded" {
+			t.Errorf("session %s: %+v, %v", c.id, s, err)
+		}
+	}
+	if _, _, code := runCLI(t, "", "run", "--db", db, "--session", "bad id", "--", "cat", file); code != exitUsage {
+		t.Errorf("--session with a space: exit %d, want %d", code, exitUsage)
+	}
+}

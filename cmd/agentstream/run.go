@@ -224,6 +224,10 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "agentstream run: protocol acp needs a prompt\n")
 		return exitError
 	}
+	if *sessionID != "" && !store.ValidID(*sessionID) {
+		fmt.Fprintf(e.stderr, "agentstream run: bad --session %q: 1 to 128 letters, digits, '-', '_', '.' or ':'\n", *sessionID)
+		return exitUsage
+	}
 	var spools []io.Writer
 	if *spool != "" {
 		f, err := create(*spool)
@@ -242,7 +246,7 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 		}
 		rec, err = newRemoteRecording(ctx, e, *server, tok, *protocol, command, *sessionID, *uploadWait)
 	case !*noStore:
-		rec, err = newLocalRecording(ctx, e, *db, *protocol, command)
+		rec, err = newLocalRecording(ctx, e, *db, *sessionID, *protocol, command)
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentstream run: %v\n", err)

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,9 +23,17 @@ const serveDoc = `Serves the stored sessions: the HTTP API under /api/ and the w
 at /. Sessions that other processes write to the same database (agentstream
 run) are followed live. Bound to an address other than loopback, it refuses
 to start without --token (or $AGENTSTREAM_TOKEN); with a token, every
-request needs "Authorization: Bearer TOKEN" (or ?access_token=TOKEN, for
-event streams opened by a browser). The lines remote runners send are
-masked of their secrets before they are stored (--no-redact keeps them).
+request needs "Authorization: Bearer TOKEN" (never in the URL). The lines
+remote runners send are masked of their secrets before they are stored
+(--no-redact keeps them).
+
+It answers only requests for its own host: a loopback name or address, the
+address it listens on, and each --allow-host NAME (the name a reverse proxy
+or a browser uses; "*" for any, which gives up the defence against DNS
+rebinding). A request that changes something must be JSON and, coming from
+a browser, from the server's own origin. A remote session (run --server)
+whose runner sent nothing, not even a heartbeat, for --heartbeat-timeout
+ends interrupted. See docs/security.md.
 
 With --profiles FILE, the API also starts live sessions, of those profiles
 only: POST /api/sessions {"profile", "prompt"?, "policy"?}, then messages,
@@ -42,6 +51,15 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	token := fs.String("token", "", "the bearer token every request must carry (default $AGENTSTREAM_TOKEN)")
 	rf := redactFlag(fs)
 	profilesFile := fs.String("profiles", "", "start live sessions of the profiles of `FILE` (see above)")
+	var hosts []string
+	fs.Func("allow-host", "answer requests for host `NAME` (or NAME:PORT) too; repeatable", func(v string) error {
+		if strings.TrimSpace(v) == "" {
+			return errors.New("empty host")
+		}
+		hosts = append(hosts, v)
+		return nil
+	})
+	heartbeat := fs.Duration("heartbeat-timeout", 2*time.Minute, "end a remote session interrupted when its runner sends nothing for this long (0: never)")
 	pos, code, ok := parseArgs(fs, args)
 	if !ok {
 		return code
@@ -89,7 +107,12 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "agentstream serve:", err)
 		return exitError
 	}
-	srv := startServer(ctx, st, ln, api.Options{Token: *token, Redact: apiRedactor(red)}, profiles, func(err error) { fmt.Fprintln(e.stderr, "agentstream serve:", err) })
+	hb := *heartbeat
+	if hb <= 0 {
+		hb = -1
+	}
+	hosts = append(hosts, *addr, ln.Addr().String())
+	srv := startServer(ctx, st, ln, api.Options{Token: *token, Redact: apiRedactor(red), Hosts: hosts, HeartbeatTimeout: hb}, profiles, func(err error) { fmt.Fprintln(e.stderr, "agentstream serve:", err) })
 	fmt.Fprintf(e.stderr, "agentstream serve: http://%s (database %s)\n", ln.Addr(), where)
 	select {
 	case err = <-srv.errc:
@@ -132,8 +155,11 @@ func startServer(ctx context.Context, st sessionStore, ln net.Listener, opts api
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/api/", api.New(st, h, opts))
-	mux.Handle("/", ui.Handler())
-	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+	mux.Handle("/", api.Guard(ui.Handler(), opts.Hosts))
+	// The read and write timeouts bound a request and its answer; the
+	// event streams lift them and set a deadline per write instead.
+	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	go func() { s.errc <- s.srv.Serve(ln) }()
 	return s

@@ -6,16 +6,38 @@
 // # Authentication
 //
 // With Options.Token set, every request must carry
-// "Authorization: Bearer TOKEN", or, for clients that cannot set headers
-// (a browser's EventSource), the query parameter "access_token=TOKEN".
-// Anything else gets 401.
+// "Authorization: Bearer TOKEN"; anything else gets 401. A token is never
+// taken from the query string (where logs and browser histories keep it):
+// a request with ?access_token= or ?token= gets 400. The web timeline
+// reads its event streams with fetch, which sends the header.
+//
+// # Browsers
+//
+// The handler answers only requests whose Host names the server, and takes
+// a request that changes state only as application/json and, with an
+// Origin header, from its own origin (see [Guard]): a page of another site
+// can neither send it a form nor read it through DNS rebinding.
+//
+// # Bounds
+//
+// Request bodies are limited (Options.MaxBody for lines, 1 MiB for the
+// rest; 413 beyond), a body is one JSON value (400 for anything after it),
+// and the session metadata a request gives is clipped as the format clips
+// what an agent reports (agentstream.MaxName, MaxItems). Event streams are
+// limited per client address and in all (429 with Retry-After), and a
+// stream whose reader stops reading is cut after Options.StreamWriteTimeout;
+// it resumes exactly once with Last-Event-ID. A remote session whose runner
+// sends nothing, not even an empty heartbeat request, for
+// Options.HeartbeatTimeout ends interrupted (reason heartbeat-timeout).
 //
 // # Errors
 //
 // Every error is a JSON object {"error": "..."} with a proper status: 400
-// for a bad parameter or body, 401 without the token, 404 for an unknown
-// session, line or path, 405 for a wrong method, 409 for an ingestion
-// conflict, 500 for a store failure.
+// for a bad parameter or body, 401 without the token, 403 for a host or
+// origin not served, 404 for an unknown session, line or path, 405 for a
+// wrong method, 409 for an ingestion conflict, 413 for a body too large,
+// 415 for a state-changing request that is not JSON, 429 for too many
+// event streams, 500 for a store failure.
 //
 // # Server-sent events
 //
@@ -29,7 +51,8 @@
 // "seq": null). A client that reconnects with Last-Event-ID (or ?after=SEQ)
 // receives every event after SEQ exactly once. Comments (": keep-alive")
 // are sent while idle. "event: end" ends the stream once the session's
-// writer closed and everything was sent. A client that falls too far
+// writer closed and everything was sent (data {"lastSeq", "status",
+// "reason"}). A client that falls too far
 // behind receives "event: resync" with data {"after": SEQ}, the last seq
 // it was sent, and the stream closes: reconnect with after=SEQ.
 //
@@ -69,6 +92,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentstream/agentstream"
 	"github.com/agentstream/agentstream/hub"
 	"github.com/agentstream/agentstream/store"
 )
@@ -99,7 +123,24 @@ type Options struct {
 	// acts on them (POST /api/sessions with a profile, messages, interrupt,
 	// answers, DELETE); nil means the server starts none.
 	Live Live
+	// Hosts are the names the server answers to besides the loopback
+	// ones (see Guard): its listen address, the names a proxy forwards.
+	Hosts []string
+	// MaxStreams and MaxStreamsPerClient limit the open event streams in
+	// all and per client address; zero means 1024 and 32.
+	MaxStreams, MaxStreamsPerClient int
+	// StreamWriteTimeout is how long one write to an event stream may
+	// block before the stream is cut; zero means 15 s.
+	StreamWriteTimeout time.Duration
+	// HeartbeatTimeout is how long a remotely run session may go without a
+	// request from its runner before it ends interrupted; zero means 2
+	// minutes, negative never. Client's Uploader sends a heartbeat every
+	// 30 s while idle.
+	HeartbeatTimeout time.Duration
 }
+
+// maxSmallBody is the largest body of a request other than lines.
+const maxSmallBody = 1 << 20
 
 // A Redactor masks the secrets of a native line in place, keeping its
 // length. It is safe for concurrent use.
@@ -126,6 +167,18 @@ func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.MaxStreams <= 0 {
+		o.MaxStreams = 1024
+	}
+	if o.MaxStreamsPerClient <= 0 {
+		o.MaxStreamsPerClient = 32
+	}
+	if o.StreamWriteTimeout <= 0 {
+		o.StreamWriteTimeout = 15 * time.Second
+	}
+	if o.HeartbeatTimeout == 0 {
+		o.HeartbeatTimeout = 2 * time.Minute
+	}
 	return o
 }
 
@@ -136,6 +189,8 @@ type server struct {
 
 	ingestMu sync.Mutex
 	ingests  map[string]*ingest
+
+	streams *streamLimit
 }
 
 // New returns the API handler, serving the paths under /api/. st is read
@@ -144,6 +199,7 @@ type server struct {
 // safe for concurrent use.
 func New(st store.Store, h *hub.Hub, opts Options) http.Handler {
 	s := &server{st: st, hub: h, opts: opts.withDefaults(), ingests: map[string]*ingest{}}
+	s.streams = &streamLimit{total: s.opts.MaxStreams, perClient: s.opts.MaxStreamsPerClient, per: map[string]int{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/sessions", s.listSessions)
 	mux.HandleFunc("POST /api/sessions", s.createSession)
@@ -170,14 +226,18 @@ func New(st store.Store, h *hub.Hub, opts Options) http.Handler {
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such API path: "+r.URL.Path)
 	})
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return Guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if q := r.URL.Query(); q.Has("access_token") || q.Has("token") {
+			writeError(w, http.StatusBadRequest, "a token is accepted only in the Authorization header, never in the URL")
+			return
+		}
 		if s.opts.Token != "" && !s.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="agentstream"`)
 			writeError(w, http.StatusUnauthorized, "missing or wrong token")
 			return
 		}
 		mux.ServeHTTP(w, r)
-	})
+	}), s.opts.Hosts)
 }
 
 func (s *server) authorized(r *http.Request) bool {
@@ -189,11 +249,12 @@ func (s *server) authorized(r *http.Request) bool {
 			return true
 		}
 	}
-	if tok := r.URL.Query().Get("access_token"); tok != "" {
-		return subtle.ConstantTimeCompare([]byte(tok), want) == 1
-	}
 	return false
 }
+
+// isControl reports a control character, which no title or name holds and
+// a store's text match may treat as the end of the text (NUL).
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 func methodNotAllowed(allow string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -252,6 +313,13 @@ func intParam(w http.ResponseWriter, r *http.Request, name string, min, max int6
 func (s *server) listSessions(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	sq := store.SessionQuery{Status: q.Get("status"), Harness: q.Get("harness"), Q: q.Get("q"), Cursor: q.Get("cursor")}
+	for _, name := range []string{"q", "harness", "status"} {
+		if v := q.Get(name); strings.ContainsFunc(v, isControl) || len(v) > 4*agentstream.MaxName {
+			writeError(w, http.StatusBadRequest, "bad "+name+": control characters, or longer than "+
+				strconv.Itoa(agentstream.MaxName)+" characters")
+			return
+		}
+	}
 	if sq.Status != "" && !store.ValidStatus(sq.Status) {
 		writeError(w, http.StatusBadRequest, "bad status "+strconv.Quote(sq.Status)+
 			": want running, succeeded, failed, cancelled or interrupted")

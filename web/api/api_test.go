@@ -210,6 +210,9 @@ func TestErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
 			req, _ := http.NewRequest(tt.method, ts.srv.URL+tt.path, nil)
+			if tt.method != "GET" {
+				req.Header.Set("Content-Type", "application/json")
+			}
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)
@@ -283,8 +286,10 @@ func TestAuth(t *testing.T) {
 		{"wrong", "/api/sessions", []string{"Authorization", "Bearer nope"}, 401},
 		{"not bearer", "/api/sessions", []string{"Authorization", "Basic sekrit"}, 401},
 		{"bearer", "/api/sessions", []string{"Authorization", "Bearer sekrit"}, 200},
-		{"query", "/api/sessions/s1?access_token=sekrit", nil, 200},
-		{"wrong query", "/api/sessions/s1?access_token=x", nil, 401},
+		// A token is never taken from the URL, even the right one.
+		{"query", "/api/sessions/s1?access_token=sekrit", nil, 400},
+		{"query with header", "/api/sessions/s1?token=sekrit", []string{"Authorization", "Bearer sekrit"}, 400},
+		{"wrong query", "/api/sessions/s1?access_token=x", nil, 400},
 		{"unknown path", "/api/x", nil, 401},
 	}
 	for _, tt := range tests {

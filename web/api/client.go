@@ -183,6 +183,11 @@ type UploaderOptions struct {
 	// Backoff is the first wait after a failed request, doubled each time
 	// up to MaxBackoff; zero means 200 ms and 5 s.
 	Backoff, MaxBackoff time.Duration
+	// Heartbeat is how long the uploader may send nothing before it sends
+	// an empty request, so that the server knows the runner is alive
+	// (the server ends a session silent for its heartbeat timeout, 2
+	// minutes by default); zero means 30 s.
+	Heartbeat time.Duration
 }
 
 // Uploader sends the records of a Spool to the server in the background,
@@ -231,6 +236,9 @@ func (c *Client) NewUploader(sp *Spool, opts UploaderOptions) *Uploader {
 	}
 	if opts.MaxBackoff <= 0 {
 		opts.MaxBackoff = 5 * time.Second
+	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = 30 * time.Second
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	u := &Uploader{c: *c, sp: sp, opts: opts, cancel: cancel, done: make(chan struct{})}
@@ -311,6 +319,7 @@ func (u *Uploader) loop(ctx context.Context) {
 	u.acked = off
 	u.mu.Unlock()
 	created := false
+	sent := time.Now() // when a request last succeeded
 	backoff := u.opts.Backoff
 	var buf, body []byte
 	tick := time.NewTicker(u.opts.Interval)
@@ -344,6 +353,13 @@ func (u *Uploader) loop(ctx context.Context) {
 				return
 			case <-u.sp.notify:
 			case <-tick.C:
+			}
+			if created && time.Since(sent) >= u.opts.Heartbeat {
+				// Nothing to send for a while: an empty request says the
+				// runner is alive. A failure is retried at the next tick.
+				if body, err = u.c.postRaw(ctx, u.sp.Session(), nil, nil, body); err == nil {
+					sent = time.Now()
+				}
 			}
 			continue
 		}
@@ -388,7 +404,7 @@ func (u *Uploader) loop(ctx context.Context) {
 			backoff = min(2*backoff, u.opts.MaxBackoff)
 			continue
 		}
-		backoff = u.opts.Backoff
+		backoff, sent = u.opts.Backoff, time.Now()
 		if len(lines) == u.opts.BatchLines {
 			window = min(max(window, 2*int(next-off)), u.opts.BatchBytes)
 		} else if int(next-off) >= window/2 {

@@ -3,10 +3,11 @@ package api
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -96,10 +97,79 @@ type ingest struct {
 	ended bool // a session.ended came after the last turn.started
 	gone  bool // closed; the entry is being removed
 	envs  []agentstream.Envelope
+
+	// last is when the runner last sent a request; timer ends the
+	// session interrupted once it has been silent for the heartbeat
+	// timeout (nil when there is none).
+	last  time.Time
+	timer *time.Timer
+}
+
+// watch starts the heartbeat timer of a new ingestion; in.mu need not be
+// held, as no request has the ingestion yet.
+func (s *server) watch(in *ingest) {
+	in.last = time.Now()
+	if s.opts.HeartbeatTimeout > 0 {
+		in.timer = time.AfterFunc(s.opts.HeartbeatTimeout, func() { s.expire(in) })
+	}
+}
+
+// touch notes a request of the runner; in.mu is held.
+func (s *server) touch(in *ingest) {
+	in.last = time.Now()
+	if in.timer != nil {
+		in.timer.Reset(s.opts.HeartbeatTimeout)
+	}
+}
+
+// expire ends a session whose runner has been silent for the heartbeat
+// timeout: what the stream owes is flushed, then a session.ended with
+// status interrupted and reason heartbeat-timeout closes it. The runner
+// that comes back resumes it, as after a restart of the server.
+func (s *server) expire(in *ingest) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.gone {
+		return
+	}
+	if idle := time.Since(in.last); idle < s.opts.HeartbeatTimeout {
+		// A request came as the timer fired.
+		in.timer.Reset(s.opts.HeartbeatTimeout - idle)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	now := s.opts.Now()
+	in.envs = in.n.End(in.envs[:0], now)
+	if in.handle(ctx) == nil {
+		p := &agentstream.SessionEnded{Status: agentstream.StatusInterrupted, Reason: agentstream.ReasonHeartbeatTimeout,
+			Error: "the runner sent nothing for " + s.opts.HeartbeatTimeout.String()}
+		in.envs = in.n.Add(in.envs[:0], agentstream.E(p), now)
+		_ = in.handle(ctx)
+	}
+	// A store that fails here fails every request too; the session is
+	// then left to the store's own reaping.
+	_ = s.close(ctx, in)
+}
+
+// close closes the session's writer and forgets the ingestion; in.mu is
+// held.
+func (s *server) close(ctx context.Context, in *ingest) error {
+	if in.timer != nil {
+		in.timer.Stop()
+	}
+	err := in.w.Close(ctx)
+	in.gone = true
+	s.ingestMu.Lock()
+	if s.ingests[in.w.Session()] == in {
+		delete(s.ingests, in.w.Session())
+	}
+	s.ingestMu.Unlock()
+	return err
 }
 
 func (s *server) createSession(w http.ResponseWriter, r *http.Request) {
-	b, ok := s.readBody(w, r)
+	b, ok := readBody(w, r, maxSmallBody)
 	if !ok {
 		return
 	}
@@ -117,9 +187,14 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.ID != "" && !store.ValidID(req.ID) {
-		writeError(w, http.StatusBadRequest, "bad id "+strconv.Quote(req.ID))
+		writeError(w, http.StatusBadRequest, "bad id "+quoteText(clipName(req.ID)))
 		return
 	}
+	if req.Parent != "" && !store.ValidID(req.Parent) {
+		writeError(w, http.StatusBadRequest, "bad parent "+quoteText(clipName(req.Parent)))
+		return
+	}
+	req.bound()
 	if req.ID != "" {
 		if _, err := s.st.Session(r.Context(), req.ID); err == nil {
 			writeError(w, http.StatusConflict, "session "+req.ID+" exists")
@@ -140,6 +215,7 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) {
 	}
 	in := &ingest{w: wr, n: agentstream.NewNormalizer(a.New(), agentstream.NormalizerConfig{
 		Session: wr.Session(), Harness: harness, ExplicitTurns: a.ExplicitTurns})}
+	s.watch(in)
 	s.ingestMu.Lock()
 	s.ingests[wr.Session()] = in
 	s.ingestMu.Unlock()
@@ -152,20 +228,33 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, sess)
 }
 
-func (s *server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	body := http.MaxBytesReader(w, r.Body, s.opts.MaxBody)
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, "request body too large")
-			return false
-		}
-		writeError(w, http.StatusBadRequest, "bad request body: "+err.Error())
-		return false
+// bound clips what a runner says of its session as the format clips what
+// an agent reports: names and paths to agentstream.MaxName code points,
+// the command's arguments to MaxText, lists to MaxItems entries.
+func (req *CreateRequest) bound() {
+	req.Harness = clipName(req.Harness)
+	req.Cwd = clipName(req.Cwd)
+	if len(req.Command) > agentstream.MaxItems {
+		req.Command = req.Command[:agentstream.MaxItems]
 	}
-	return true
+	for i := range req.Command {
+		req.Command[i], _ = agentstream.Clip(req.Command[i], agentstream.MaxText)
+	}
+	if len(req.Labels) > 0 {
+		labels := make(map[string]string, min(len(req.Labels), agentstream.MaxItems))
+		for _, k := range slices.Sorted(maps.Keys(req.Labels)) {
+			if len(labels) == agentstream.MaxItems {
+				break
+			}
+			labels[clipName(k)] = clipName(req.Labels[k])
+		}
+		req.Labels = labels
+	}
+}
+
+func clipName(s string) string {
+	s, _ = agentstream.Clip(s, agentstream.MaxName)
+	return s
 }
 
 // lineError is a LinesRequest that cannot be taken as it is.
@@ -211,8 +300,12 @@ func (s *server) alreadyTaken(ctx context.Context, id string, lines []LineIn) (L
 
 func (s *server) postLines(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	b, ok := readBody(w, r, s.opts.MaxBody)
+	if !ok {
+		return
+	}
 	var req LinesRequest
-	if !s.decode(w, r, &req) {
+	if !decodeBytes(w, b, &req) {
 		return
 	}
 	for i, l := range req.Lines {
@@ -235,6 +328,12 @@ func (s *server) postLines(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	s.ingestLines(w, r, id, &req, false)
+}
+
+// ingestLines takes the lines of a request; again says it is the second
+// try, after the ingestion it found had just closed.
+func (s *server) ingestLines(w http.ResponseWriter, r *http.Request, id string, req *LinesRequest, again bool) {
 	ctx := r.Context()
 	in, err := s.ingestFor(ctx, id)
 	if errors.Is(err, errEnded) && req.End != nil {
@@ -255,11 +354,19 @@ func (s *server) postLines(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	in.mu.Lock()
+	if in.gone && !again {
+		// It ended meanwhile (its runner's heartbeat timed out, or a
+		// request ended it): look again, as the next request would.
+		in.mu.Unlock()
+		s.ingestLines(w, r, id, req, true)
+		return
+	}
 	defer in.mu.Unlock()
 	if in.gone {
 		writeError(w, http.StatusConflict, "session "+id+" has ended")
 		return
 	}
+	s.touch(in)
 	lerr := s.take(ctx, in, req.Lines)
 	if lerr == nil && req.End != nil {
 		if err := s.finish(ctx, in, req.End); err != nil {
@@ -384,14 +491,7 @@ func (s *server) finish(ctx context.Context, in *ingest, end *End) error {
 			return err
 		}
 	}
-	err := in.w.Close(ctx)
-	in.gone = true
-	s.ingestMu.Lock()
-	if s.ingests[in.w.Session()] == in {
-		delete(s.ingests, in.w.Session())
-	}
-	s.ingestMu.Unlock()
-	return err
+	return s.close(ctx, in)
 }
 
 // ingestFor returns the ingestion of a session, rebuilding it from the
@@ -471,6 +571,7 @@ func (s *server) ingestFor(ctx context.Context, id string) (*ingest, error) {
 		n = replay(cfg)
 	}
 	in = &ingest{w: wr, n: n, ended: ended}
+	s.watch(in)
 	s.ingests[id] = in
 	return in, nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -108,13 +109,13 @@ func (s *server) needLive(w http.ResponseWriter) bool {
 	return true
 }
 
-// readBody reads a request body within the size limit.
-func (s *server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
+// readBody reads a request body of at most limit bytes.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, bool) {
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, "request body too large")
+			writeError(w, http.StatusRequestEntityTooLarge, "request body too large (the limit is "+strconv.FormatInt(limit, 10)+" bytes)")
 		} else {
 			writeError(w, http.StatusBadRequest, "bad request body: "+err.Error())
 		}
@@ -131,8 +132,8 @@ func decodeBytes(w http.ResponseWriter, b []byte, v any) bool {
 		writeError(w, http.StatusBadRequest, "bad request body: "+err.Error())
 		return false
 	}
-	if dec.More() {
-		writeError(w, http.StatusBadRequest, "bad request body: more than one JSON value")
+	if _, err := dec.Token(); err != io.EOF {
+		writeError(w, http.StatusBadRequest, "bad request body: data after the JSON value")
 		return false
 	}
 	return true
@@ -173,7 +174,7 @@ func (s *server) postMessage(w http.ResponseWriter, r *http.Request) {
 	if !s.needLive(w) {
 		return
 	}
-	b, ok := s.readBody(w, r)
+	b, ok := readBody(w, r, maxSmallBody)
 	if !ok {
 		return
 	}
@@ -214,7 +215,7 @@ func (s *server) postAnswer(w http.ResponseWriter, r *http.Request) {
 	if !s.needLive(w) {
 		return
 	}
-	b, ok := s.readBody(w, r)
+	b, ok := readBody(w, r, maxSmallBody)
 	if !ok {
 		return
 	}

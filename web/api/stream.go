@@ -13,17 +13,42 @@ import (
 	"github.com/agentstream/agentstream/store"
 )
 
-// catchUpPage is how many stored events one read of a catch-up takes.
-const catchUpPage = 1000
+// catchUpPage is how many stored events one read of a catch-up takes, and
+// hubBatch how many events one wake-up takes from the hub (which shares
+// them with every subscriber). A stream holds at most a page of events
+// and sseChunk bytes at a time, however slow its reader.
+const (
+	catchUpPage = 32
+	hubBatch    = 1000
+)
 
-// sse writes one event stream.
+// sseChunk is how many bytes of events a stream holds before it writes
+// them, so that a stream's memory stays bounded whatever it catches up on.
+const sseChunk = 16 << 10
+
+// sse writes one event stream. Each write must complete within timeout:
+// a reader that stops reading is cut, and resumes with Last-Event-ID.
 type sse struct {
-	w   http.ResponseWriter
-	rc  *http.ResponseController
-	buf []byte
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	buf     []byte
+	err     error // the first write error; nothing is written after it
 }
 
-func startSSE(w http.ResponseWriter) *sse {
+// openStreamSlot takes one of the event streams a client may open, or
+// answers 429.
+func (s *server) openStreamSlot(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	release, why := s.streams.acquire(r.RemoteAddr)
+	if release == nil {
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusTooManyRequests, why+": close one, or retry later")
+		return nil, false
+	}
+	return release, true
+}
+
+func (s *server) startSSE(w http.ResponseWriter) *sse {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
@@ -31,10 +56,14 @@ func startSSE(w http.ResponseWriter) *sse {
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
+	// A stream outlives the server's read and write timeouts, which are
+	// for requests and answers: it has no body to read, and each write
+	// gets a deadline of its own.
+	_ = rc.SetReadDeadline(time.Time{})
 	_ = rc.SetWriteDeadline(time.Time{})
-	s := &sse{w: w, rc: rc}
-	s.buf = append(s.buf, ": agentstream\n\n"...)
-	return s
+	out := &sse{w: w, rc: rc, timeout: s.opts.StreamWriteTimeout}
+	out.buf = append(out.buf, ": agentstream\n\n"...)
+	return out
 }
 
 // event appends one event: id (when seq > 0), event name and data.
@@ -81,6 +110,9 @@ func (s *sse) eventID(id, name string, data []byte) {
 	s.buf = append(s.buf, "data: "...)
 	s.buf = append(s.buf, data...)
 	s.buf = append(s.buf, "\n\n"...)
+	if len(s.buf) >= sseChunk {
+		s.flush()
+	}
 }
 
 func (s *sse) comment(text string) {
@@ -89,17 +121,23 @@ func (s *sse) comment(text string) {
 	s.buf = append(s.buf, "\n\n"...)
 }
 
-// flush sends what was appended.
+// flush sends what was appended, within the write timeout.
 func (s *sse) flush() error {
-	if len(s.buf) == 0 {
-		return nil
+	if s.err != nil || len(s.buf) == 0 {
+		s.buf = s.buf[:0]
+		return s.err
 	}
+	_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
 	_, err := s.w.Write(s.buf)
-	s.buf = s.buf[:0]
-	if err != nil {
-		return err
+	if err == nil {
+		err = s.rc.Flush()
 	}
-	return s.rc.Flush()
+	if cap(s.buf) > 2*sseChunk {
+		s.buf = nil
+	}
+	s.buf = s.buf[:0]
+	s.err = err
+	return err
 }
 
 // resumeFrom returns the seq after which a stream resumes: Last-Event-ID,
@@ -129,6 +167,11 @@ func (s *server) sessionStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	release, ok := s.openStreamSlot(w, r)
+	if !ok {
+		return
+	}
+	defer release()
 	sub := s.hub.Subscribe(id)
 	defer sub.Close()
 	sess, err := s.st.Session(ctx, id)
@@ -136,7 +179,7 @@ func (s *server) sessionStream(w http.ResponseWriter, r *http.Request) {
 		storeError(w, err)
 		return
 	}
-	out := startSSE(w)
+	out := s.startSSE(w)
 
 	// catchUp sends the stored events after last, before `before` when it
 	// is positive.
@@ -147,12 +190,13 @@ func (s *server) sessionStream(w http.ResponseWriter, r *http.Request) {
 			if err != nil {
 				return err
 			}
-			for _, ev := range evs {
+			for i, ev := range evs {
 				if before > 0 && ev.Seq >= before {
 					return out.flush()
 				}
 				out.event(ev.Seq, ev.Type, ev.Data)
 				last = ev.Seq
+				evs[i] = store.Event{} // sent: let it go while the writes block
 			}
 			if err := out.flush(); err != nil {
 				return err
@@ -167,11 +211,11 @@ func (s *server) sessionStream(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		sess, err := s.st.Session(ctx, id)
-		status := store.StatusInterrupted
+		status, reason := store.StatusInterrupted, ""
 		if err == nil {
-			status = sess.Status
+			status, reason = sess.Status, sess.Reason
 		}
-		out.event(0, "end", []byte(`{"lastSeq":`+strconv.FormatInt(last, 10)+`,"status":"`+status+`"}`))
+		out.event(0, "end", []byte(`{"lastSeq":`+strconv.FormatInt(last, 10)+`,"status":"`+status+`","reason":`+reasonJSON(reason)+`}`))
 		out.flush()
 	}
 	if err := catchUp(0); err != nil {
@@ -183,7 +227,7 @@ func (s *server) sessionStream(w http.ResponseWriter, r *http.Request) {
 	}
 	var batch []store.Event
 	for {
-		batch, err = sub.Next(ctx, batch[:0], catchUpPage, s.opts.KeepAlive)
+		batch, err = sub.Next(ctx, batch[:0], hubBatch, s.opts.KeepAlive)
 		switch {
 		case errors.Is(err, hub.ErrEnded):
 			s.sendBatch(out, batch, &last, catchUp)
@@ -262,6 +306,11 @@ func (s *server) pause(ctx context.Context) bool {
 // stored event is sent with, while the hub still holds it.
 func (s *server) allStream(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
+	release, ok := s.openStreamSlot(w, r)
+	if !ok {
+		return
+	}
+	defer release()
 	last := r.Header.Get("Last-Event-ID")
 	if last == "" {
 		last = r.URL.Query().Get("after")
@@ -278,7 +327,7 @@ func (s *server) allStream(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			// The event fell out of the hub: the client re-reads the
 			// sessions it follows from the store.
-			out := startSSE(w)
+			out := s.startSSE(w)
 			out.event(0, "resync", []byte(`{"after":null}`))
 			out.flush()
 			return
@@ -287,14 +336,14 @@ func (s *server) allStream(w http.ResponseWriter, r *http.Request) {
 		sub = s.hub.Subscribe("")
 	}
 	defer sub.Close()
-	out := startSSE(w)
+	out := s.startSSE(w)
 	if out.flush() != nil {
 		return
 	}
 	var batch []store.Event
 	for {
 		var err error
-		batch, err = sub.Next(ctx, batch[:0], catchUpPage, s.opts.KeepAlive)
+		batch, err = sub.Next(ctx, batch[:0], hubBatch, s.opts.KeepAlive)
 		for _, ev := range batch {
 			if ev.Seq > 0 {
 				out.eventID(ev.Session+"/"+strconv.FormatInt(ev.Seq, 10), ev.Type, ev.Data)
@@ -317,4 +366,12 @@ func (s *server) allStream(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// reasonJSON is a reason as JSON: null when there is none.
+func reasonJSON(reason string) string {
+	if reason == "" {
+		return "null"
+	}
+	return quoteText(reason)
 }

@@ -117,11 +117,9 @@ export async function api(path, params, signal) {
  */
 export async function apiSend(method, path, body) {
   let res;
-  const init = { method, headers: authHeaders({ Accept: 'application/json' }), cache: 'no-store' };
-  if (body !== undefined) {
-    init.headers['Content-Type'] = 'application/json';
-    init.body = JSON.stringify(body);
-  }
+  // The server takes a state-changing request only as JSON, body or not.
+  const init = { method, headers: authHeaders({ Accept: 'application/json', 'Content-Type': 'application/json' }), cache: 'no-store' };
+  if (body !== undefined) init.body = JSON.stringify(body);
   try {
     res = await fetch(apiURL(path), init);
   } catch {
