@@ -10,10 +10,20 @@
 // (a browser's EventSource), the query parameter "access_token=TOKEN".
 // Anything else gets 401.
 //
+// With Options.Tokens, the server also accepts the access tokens and share
+// links kept there, as "Authorization: Bearer SECRET" only, each with its
+// scopes: read (sessions, events, streams, usage), lines (native lines),
+// ingest (a remote runner's sessions) and control (live sessions, share
+// links). A share link reads one session's record, events and stream. A
+// revoked or expired one gets 401 saying so; a route outside the scopes
+// gets 403 naming the scope it needs. Options.Token grants every scope.
+// See RouteScope and docs/security.md.
+//
 // # Errors
 //
 // Every error is a JSON object {"error": "..."} with a proper status: 400
-// for a bad parameter or body, 401 without the token, 404 for an unknown
+// for a bad parameter or body, 401 without the token, 403 for a token
+// without the scope the route needs, 404 for an unknown
 // session, line or path, 405 for a wrong method, 409 for an ingestion
 // conflict, 500 for a store failure.
 //
@@ -75,8 +85,20 @@ import (
 
 // Options configure the API handler. The zero value gives the defaults.
 type Options struct {
-	// Token, when set, is required of every request (see the package doc).
+	// Token, when set, is required of every request (see the package doc)
+	// unless it carries a stored token or share link (see Tokens); it
+	// grants every scope.
 	Token string
+	// Tokens, when set, keeps the access tokens and share links the
+	// server accepts beside Token, and the share links POST
+	// /api/sessions/{id}/share makes (see auth.go's routes for the scope
+	// of each route).
+	Tokens store.Tokens
+	// RequireToken requires a credential of every request even without
+	// Token: then only the stored tokens and share links get in. With
+	// neither, the server asks for none and every request may do
+	// everything.
+	RequireToken bool
 	// KeepAlive is how long an idle event stream waits before sending a
 	// comment; zero means 15 s.
 	KeepAlive time.Duration
@@ -136,6 +158,8 @@ type server struct {
 
 	ingestMu sync.Mutex
 	ingests  map[string]*ingest
+
+	tok tokenAuth
 }
 
 // New returns the API handler, serving the paths under /api/. st is read
@@ -167,16 +191,16 @@ func New(st store.Store, h *hub.Hub, opts Options) http.Handler {
 	mux.HandleFunc("/api/usage", methodNotAllowed("GET"))
 	mux.HandleFunc("GET /api/events/stream", s.allStream)
 	mux.HandleFunc("/api/events/stream", methodNotAllowed("GET"))
+	s.routeAuth(mux)
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such API path: "+r.URL.Path)
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.opts.Token != "" && !s.authorized(r) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="agentstream"`)
-			writeError(w, http.StatusUnauthorized, "missing or wrong token")
+		g, ok := s.authenticate(w, r, mux)
+		if !ok {
 			return
 		}
-		mux.ServeHTTP(w, r)
+		mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), grantKey{}, g)))
 	})
 }
 
