@@ -358,7 +358,7 @@ func (g grant) refuse(r *http.Request, pattern string) string {
 		if g.has(ScopeIngest) || g.has(ScopeControl) {
 			return "" // createSession decides
 		}
-		return "this token lacks the scope ingest (or control, to start a live session) that " + pattern + " needs"
+		return "this token lacks the scope ingest, or the scope control for a live session, that " + pattern + " needs"
 	}
 	if !g.has(rt.scope) {
 		return "this token lacks the scope " + rt.scope + " that " + pattern + " needs"
