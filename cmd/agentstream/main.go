@@ -56,6 +56,8 @@ var commands = map[string]command{
 	"demo":        {"the web timeline on recorded sessions, one replayed live", cmdDemo},
 	"migrate":     {"bring the session database's schema up to date", cmdMigrate},
 	"modelsim":    {"serve a scripted model API for offline harness runs", cmdModelsim},
+	"token":       {"make, list and revoke the HTTP API's access tokens", cmdToken},
+	"share":       {"make or revoke a read-only share link of a session", cmdShare},
 }
 
 func main() {

@@ -24,6 +24,13 @@ request needs "Authorization: Bearer TOKEN" (or ?access_token=TOKEN, for
 event streams opened by a browser). The lines remote runners send are
 masked of their secrets before they are stored (--no-redact keeps them).
 
+Beside --token, which has every scope, the server accepts the access tokens
+of agentstream token create (each with its scopes: read, lines, ingest,
+control) and the share links of agentstream share, kept in the database;
+--require-token requires one of them even without --token. A token that
+lacks the scope a route needs gets 403, a revoked or expired one 401. See
+docs/security.md.
+
 With --profiles FILE, the API also starts live sessions, of those profiles
 only: POST /api/sessions {"profile", "prompt"?, "policy"?}, then messages,
 interrupts, answers to permission requests, and DELETE to close. The file is
@@ -31,10 +38,11 @@ interrupts, answers to permission requests, and DELETE to close. The file is
 "env": {...}, "policy": {...}}}}; no request can name a command.`
 
 func cmdServe(ctx context.Context, e *env, args []string) int {
-	fs := newFlags(e, "serve", "[--db PATH] [--addr 127.0.0.1:8377] [--token T]", serveDoc)
+	fs := newFlags(e, "serve", "[--db PATH] [--addr 127.0.0.1:8377] [--token T] [--require-token]", serveDoc)
 	db := dbFlag(fs)
 	addr := fs.String("addr", "127.0.0.1:8377", "the address to listen on")
 	token := fs.String("token", "", "the bearer token every request must carry (default $AGENTSTREAM_TOKEN)")
+	require := fs.Bool("require-token", false, "require a token of every request even without --token: the tokens of agentstream token create and the share links of agentstream share")
 	rf := redactFlag(fs)
 	profilesFile := fs.String("profiles", "", "start live sessions of the profiles of `FILE` (see above)")
 	pos, code, ok := parseArgs(fs, args)
@@ -48,8 +56,8 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	if *token == "" {
 		*token = e.getenv("AGENTSTREAM_TOKEN")
 	}
-	if !isLoopback(*addr) && *token == "" {
-		fmt.Fprintf(e.stderr, "agentstream serve: %s is not a loopback address: refusing to serve without --token\n", *addr)
+	if !isLoopback(*addr) && *token == "" && !*require {
+		fmt.Fprintf(e.stderr, "agentstream serve: %s is not a loopback address: refusing to serve without --token or --require-token\n", *addr)
 		return exitUsage
 	}
 	var profiles session.Profiles
@@ -76,7 +84,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "agentstream serve:", err)
 		return exitError
 	}
-	srv := startServer(ctx, st, ln, api.Options{Token: *token, Redact: apiRedactor(red)}, profiles, func(err error) { fmt.Fprintln(e.stderr, "agentstream serve:", err) })
+	srv := startServer(ctx, st, ln, api.Options{Token: *token, Tokens: st, RequireToken: *require, Redact: apiRedactor(red)}, profiles, func(err error) { fmt.Fprintln(e.stderr, "agentstream serve:", err) })
 	fmt.Fprintf(e.stderr, "agentstream serve: http://%s (database %s)\n", ln.Addr(), where)
 	select {
 	case err = <-srv.errc:
