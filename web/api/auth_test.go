@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -502,4 +503,46 @@ func FuzzBearer(f *testing.F) {
 			t.Errorf("bearer(Bearer %q) = %q, %v", tok, again, ok)
 		}
 	})
+}
+
+// TestIngestToken sends a session as a remote runner does, with the Client
+// and a token of the ingest scope alone; a token of read is refused with
+// a 403 the Client reports without retrying.
+func TestIngestToken(t *testing.T) {
+	a := newAuthServer(t, nil)
+	ctx := context.Background()
+	ingest, _, err := api.NewToken(ctx, a.st, "runner", []string{api.ScopeIngest}, 0, a.clock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &api.Client{URL: a.url, Token: ingest}
+	sess, err := c.CreateSession(ctx, api.CreateRequest{Protocol: "jsonl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := []api.LineIn{{Stream: store.Stdout, N: 1, Text: `{"type":"message","role":"assistant","text":"hi"}`}}
+	if _, err := c.PostLines(ctx, sess.ID, lines, &api.End{}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := a.st.Line(ctx, sess.ID, store.Stdout, 1)
+	if err != nil || string(l.Data) != lines[0].Text {
+		t.Errorf("stored line %q, %v; want %q", l.Data, err, lines[0].Text)
+	}
+	// The runner's token cannot read what it sent.
+	if code, _ := a.do(t, "GET", "/api/sessions/"+sess.ID+"/events", ingest, ""); code != 403 {
+		t.Errorf("reading with the ingest token: %d, want 403", code)
+	}
+	read, _, err := api.NewToken(ctx, a.st, "reader", []string{api.ScopeRead}, 0, a.clock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = (&api.Client{URL: a.url, Token: read}).CreateSession(ctx, api.CreateRequest{Protocol: "jsonl"})
+	var apiErr *api.APIError
+	if !errors.As(err, &apiErr) || apiErr.Status != 403 || !strings.Contains(apiErr.Message, "scope ingest") {
+		t.Errorf("creating with a read token: %v, want a 403 naming the scope ingest", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("the 403 took %v: retried", d)
+	}
 }
