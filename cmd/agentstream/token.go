@@ -35,12 +35,14 @@ that requires one: serve --token T or serve --require-token.`
 
 func cmdToken(ctx context.Context, e *env, args []string) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fs := newFlags(e, "token", "create|list|revoke [flags]", tokenDoc)
-		fs.Usage()
+		w, code := e.stdout, exitOK
 		if len(args) == 0 {
-			return exitUsage
+			w, code = e.stderr, exitUsage
 		}
-		return exitOK
+		fmt.Fprintf(w, "Usage: agentstream token create|list|revoke [flags]\n\n%s\n\n"+
+			"Each takes --db PATH|URL, the session database (default $AGENTSTREAM_DB);\n"+
+			"agentstream token SUBCOMMAND -h gives its flags.\n", tokenDoc)
+		return code
 	}
 	switch args[0] {
 	case "create":
