@@ -23,6 +23,7 @@ const (
 	KindPyPI         = "pypi-token"
 	KindDigitalOcean = "digitalocean-token"
 	KindShopify      = "shopify-token"
+	KindAgentstream  = "agentstream-token"
 	KindJWT          = "jwt"
 	KindPrivateKey   = "private-key"
 	KindAssignment   = "sensitive-name"

@@ -92,6 +92,11 @@ type prefix struct {
 }
 
 var prefixes = [256][]prefix{
+	'a': {
+		// agentstream's own access tokens and share links (web/api).
+		{"agst_", KindAgentstream, 48, 48, nil},
+		{"agsl_", KindAgentstream, 48, 48, nil},
+	},
 	'A': {
 		{"AKIA", KindAWS, 20, 20, upperDigits},
 		{"ASIA", KindAWS, 20, 20, upperDigits},

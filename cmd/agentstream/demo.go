@@ -70,7 +70,7 @@ func cmdDemo(ctx context.Context, e *env, args []string) int {
 	if *token == "" {
 		*token = e.getenv("AGENTSTREAM_TOKEN")
 	}
-	if err := checkListenAddr(*addr, *token); err != nil {
+	if err := checkListenAddr(*addr, *token, false); err != nil {
 		fmt.Fprintln(e.stderr, "agentstream demo:", err)
 		return exitUsage
 	}

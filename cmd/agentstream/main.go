@@ -66,6 +66,8 @@ var commands = map[string]command{
 	"modelsim":    {"serve a scripted model API for offline harness runs", cmdModelsim},
 	"version":     {"the version and commit agentstream was built from", cmdVersion},
 	"completion":  {"a completion script for bash, zsh or fish", cmdCompletion},
+	"token":       {"make, list and revoke the HTTP API's access tokens", cmdToken},
+	"share":       {"make or revoke a read-only share link of a session", cmdShare},
 }
 
 // helpGroups orders the top-level help by task, the first steps first. A
@@ -74,8 +76,8 @@ var helpGroups = []helpGroup{
 	{"Start here", []string{"demo"}},
 	{"Run and talk to an agent", []string{"run", "chat"}},
 	{"Read a recorded output file", []string{"render", "normalize", "usage"}},
-	{"Keep and browse sessions", []string{"import", "sessions", "show", "serve", "export", "renormalize"}},
-	{"Set up", []string{"protocols", "migrate", "modelsim", "completion", "version"}},
+	{"Keep and browse sessions", []string{"import", "sessions", "show", "serve", "share", "export", "renormalize"}},
+	{"Set up", []string{"protocols", "migrate", "modelsim", "token", "completion", "version"}},
 }
 
 func main() {

@@ -35,6 +35,13 @@ a browser, from the server's own origin. A remote session (run --server)
 whose runner sent nothing, not even a heartbeat, for --heartbeat-timeout
 ends interrupted. See docs/security.md.
 
+Beside --token, which has every scope, the server accepts the access tokens
+of agentstream token create (each with its scopes: read, lines, ingest,
+control) and the share links of agentstream share, kept in the database;
+--require-token requires one of them even without --token. A token that
+lacks the scope a route needs gets 403, a revoked or expired one 401. See
+docs/security.md.
+
 With --profiles FILE, the API also starts live sessions, of those profiles
 only: POST /api/sessions {"profile", "prompt"?, "policy"?}, then messages,
 interrupts, answers to permission requests, and DELETE to close. The file is
@@ -45,10 +52,11 @@ its state, a composer, Interrupt, Close session and buttons to answer its
 permission requests and questions.`
 
 func cmdServe(ctx context.Context, e *env, args []string) int {
-	fs := newFlags(e, "serve", "[--db PATH] [--addr 127.0.0.1:8377] [--token T]", serveDoc)
+	fs := newFlags(e, "serve", "[--db PATH] [--addr 127.0.0.1:8377] [--token T] [--require-token]", serveDoc)
 	db := dbFlag(fs)
 	addr := fs.String("addr", "127.0.0.1:8377", "the address to listen on")
 	token := fs.String("token", "", "the bearer token every request must carry (default $AGENTSTREAM_TOKEN)")
+	require := fs.Bool("require-token", false, "require a token of every request even without --token: the tokens of agentstream token create and the share links of agentstream share")
 	rf := redactFlag(fs)
 	profilesFile := fs.String("profiles", "", "start live sessions of the profiles of `FILE` (see above)")
 	var hosts []string
@@ -71,7 +79,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	if *token == "" {
 		*token = e.getenv("AGENTSTREAM_TOKEN")
 	}
-	if err := checkListenAddr(*addr, *token); err != nil {
+	if err := checkListenAddr(*addr, *token, *require); err != nil {
 		fmt.Fprintln(e.stderr, "agentstream serve:", err)
 		return exitUsage
 	}
@@ -112,7 +120,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		hb = -1
 	}
 	hosts = append(hosts, *addr, ln.Addr().String())
-	srv := startServer(ctx, st, ln, api.Options{Token: *token, Redact: apiRedactor(red), Hosts: hosts, HeartbeatTimeout: hb}, profiles, func(err error) { fmt.Fprintln(e.stderr, "agentstream serve:", err) })
+	srv := startServer(ctx, st, ln, api.Options{Token: *token, Tokens: st, RequireToken: *require, Redact: apiRedactor(red), Hosts: hosts, HeartbeatTimeout: hb}, profiles, func(err error) { fmt.Fprintln(e.stderr, "agentstream serve:", err) })
 	fmt.Fprintf(e.stderr, "agentstream serve: http://%s (database %s)\n", ln.Addr(), where)
 	select {
 	case err = <-srv.errc:
@@ -194,13 +202,13 @@ func (s *server) stop() error {
 
 // checkListenAddr returns an error for an --addr that is not HOST:PORT,
 // and for one that listens beyond loopback while no token guards it.
-func checkListenAddr(addr, token string) error {
+func checkListenAddr(addr, token string, requireToken bool) error {
 	_, port, err := net.SplitHostPort(addr)
 	if err != nil || port == "" {
 		return fmt.Errorf("bad --addr %q: want HOST:PORT, such as 127.0.0.1:8377 (port 0: a free one)", addr)
 	}
-	if !isLoopback(addr) && token == "" {
-		return fmt.Errorf("%s is not a loopback address: refusing to serve without --token", addr)
+	if !isLoopback(addr) && token == "" && !requireToken {
+		return fmt.Errorf("%s is not a loopback address: refusing to serve without --token or --require-token", addr)
 	}
 	return nil
 }

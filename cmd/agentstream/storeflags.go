@@ -45,6 +45,7 @@ func dbPath(e *env, flagValue string) (string, error) {
 type sessionStore interface {
 	store.Store
 	store.Keys
+	store.Tokens
 	Follow(ctx context.Context, pub store.Publisher, interval time.Duration) error
 	ReplaceEvents(ctx context.Context, id string, envs []agentstream.Envelope) error
 	SetProtocol(ctx context.Context, id, protocol string) error

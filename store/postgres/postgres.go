@@ -246,6 +246,22 @@ var migrations = []string{
 	ALTER TABLE sessions ADD COLUMN repair boolean NOT NULL DEFAULT false;
 	UPDATE sessions SET repair = true WHERE status = 'interrupted';
 	CREATE INDEX sessions_repair ON sessions (repair) WHERE repair;`,
+	// 3: the credentials of the HTTP API (store.Tokens): the SHA-256 of
+	// each secret, never the secret; a name is unique among the tokens
+	// not revoked.
+	`CREATE TABLE tokens (
+		id text PRIMARY KEY,
+		kind text NOT NULL,
+		name text,
+		scopes text NOT NULL,
+		session text,
+		hash bytea NOT NULL UNIQUE,
+		created_at timestamptz NOT NULL,
+		expires_at timestamptz,
+		last_used_at timestamptz,
+		revoked_at timestamptz
+	);
+	CREATE UNIQUE INDEX tokens_name ON tokens (name) WHERE name IS NOT NULL AND revoked_at IS NULL;`,
 }
 
 // SchemaVersion is the schema version this code writes.

@@ -335,6 +335,22 @@ var migrations = []migration{
 	ALTER TABLE sessions ADD COLUMN repair INTEGER NOT NULL DEFAULT 0;
 	UPDATE sessions SET repair = 1 WHERE status = 'interrupted';
 	CREATE INDEX sessions_repair ON sessions (repair) WHERE repair = 1;`},
+	// 4: the credentials of the HTTP API (store.Tokens): the SHA-256 of
+	// each secret, never the secret; a name is unique among the tokens
+	// not revoked.
+	{sql: `CREATE TABLE tokens (
+		id TEXT PRIMARY KEY,
+		kind TEXT NOT NULL,
+		name TEXT,
+		scopes TEXT NOT NULL,
+		session TEXT,
+		hash BLOB NOT NULL UNIQUE,
+		created_at INTEGER NOT NULL,
+		expires_at INTEGER,
+		last_used_at INTEGER,
+		revoked_at INTEGER
+	);
+	CREATE UNIQUE INDEX tokens_name ON tokens (name) WHERE name IS NOT NULL AND revoked_at IS NULL;`},
 }
 
 // migrateBodies moves the events of schema 1 into schema 2's table.

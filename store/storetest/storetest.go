@@ -132,6 +132,7 @@ func Rules() []Rule {
 		{"replace-events", "ReplaceEvents replaces a stopped session's events and its record, and refuses a running session", replaceEvents},
 		{"set-protocol", "SetProtocol records a session's protocol, and is ErrNotFound for an unknown session", setProtocol},
 		{"repair", "a session whose writer died with native lines stored before their events gets, when a repairing store opens, the events of those lines: seq dense, each line's events exactly once, then never again", repairRule},
+		{"tokens", "a credential reads back by the hash of its secret and in the list as it was stored (times to the millisecond); names are unique among tokens not revoked, ids and hashes among all; revoking by id or name keeps the first revocation time; TouchToken records the last use", tokens},
 		{"keys", "a key is KeySize bytes made on first use, the same on every call and for every process, another for another name or another store", keys},
 	}
 }

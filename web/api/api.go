@@ -30,14 +30,24 @@
 // sends nothing, not even an empty heartbeat request, for
 // Options.HeartbeatTimeout ends interrupted (reason heartbeat-timeout).
 //
+// With Options.Tokens, the server also accepts the access tokens and share
+// links kept there, as "Authorization: Bearer SECRET" only, each with its
+// scopes: read (sessions, events, streams, usage), lines (native lines),
+// ingest (a remote runner's sessions) and control (live sessions, share
+// links). A share link reads one session's record, events and stream. A
+// revoked or expired one gets 401 saying so; a route outside the scopes
+// gets 403 naming the scope it needs. Options.Token grants every scope.
+// See RouteScope and docs/security.md.
+//
 // # Errors
 //
 // Every error is a JSON object {"error": "..."} with a proper status: 400
 // for a bad parameter or body, 401 without the token, 403 for a host or
-// origin not served, 404 for an unknown session, line or path, 405 for a
-// wrong method, 409 for an ingestion conflict, 413 for a body too large,
-// 415 for a state-changing request that is not JSON, 429 for too many
-// event streams, 500 for a store failure.
+// origin not served or a token without the scope the route needs, 404 for
+// an unknown session, line or path, 405 for a wrong method, 409 for an
+// ingestion conflict, 413 for a body too large, 415 for a state-changing
+// request that is not JSON, 429 for too many event streams, 500 for a
+// store failure.
 //
 // # Server-sent events
 //
@@ -99,8 +109,20 @@ import (
 
 // Options configure the API handler. The zero value gives the defaults.
 type Options struct {
-	// Token, when set, is required of every request (see the package doc).
+	// Token, when set, is required of every request (see the package doc)
+	// unless it carries a stored token or share link (see Tokens); it
+	// grants every scope.
 	Token string
+	// Tokens, when set, keeps the access tokens and share links the
+	// server accepts beside Token, and the share links POST
+	// /api/sessions/{id}/share makes (see auth.go's routes for the scope
+	// of each route).
+	Tokens store.Tokens
+	// RequireToken requires a credential of every request even without
+	// Token: then only the stored tokens and share links get in. With
+	// neither, the server asks for none and every request may do
+	// everything.
+	RequireToken bool
 	// KeepAlive is how long an idle event stream waits before sending a
 	// comment; zero means 15 s.
 	KeepAlive time.Duration
@@ -191,6 +213,8 @@ type server struct {
 	ingests  map[string]*ingest
 
 	streams *streamLimit
+
+	tok tokenAuth
 }
 
 // New returns the API handler, serving the paths under /api/. st is read
@@ -223,6 +247,7 @@ func New(st store.Store, h *hub.Hub, opts Options) http.Handler {
 	mux.HandleFunc("/api/usage", methodNotAllowed("GET"))
 	mux.HandleFunc("GET /api/events/stream", s.allStream)
 	mux.HandleFunc("/api/events/stream", methodNotAllowed("GET"))
+	s.routeAuth(mux)
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such API path: "+r.URL.Path)
 	})
@@ -231,12 +256,11 @@ func New(st store.Store, h *hub.Hub, opts Options) http.Handler {
 			writeError(w, http.StatusBadRequest, "a token is accepted only in the Authorization header, never in the URL")
 			return
 		}
-		if s.opts.Token != "" && !s.authorized(r) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="agentstream"`)
-			writeError(w, http.StatusUnauthorized, "missing or wrong token")
+		g, ok := s.authenticate(w, r, mux)
+		if !ok {
 			return
 		}
-		mux.ServeHTTP(w, r)
+		mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), grantKey{}, g)))
 	}), s.opts.Hosts)
 }
 

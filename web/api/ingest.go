@@ -174,7 +174,12 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if isOpenRequest(b) {
-		s.openSession(w, r, b)
+		if requireScope(w, r, ScopeControl, "starting a live session") {
+			s.openSession(w, r, b)
+		}
+		return
+	}
+	if !requireScope(w, r, ScopeIngest, "recording a runner's session") {
 		return
 	}
 	var req CreateRequest

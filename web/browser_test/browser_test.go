@@ -73,6 +73,13 @@ type server struct {
 // and the UI is mounted beside the API, as in `agentstream serve`.
 func startServer(t *testing.T) *server {
 	t.Helper()
+	return startServerWith(t, func(*sqlite.Store) api.Options { return api.Options{} })
+}
+
+// startServerWith is startServer with the API options opts gives for the
+// store.
+func startServerWith(t *testing.T, opts func(*sqlite.Store) api.Options) *server {
+	t.Helper()
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "browser.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +94,7 @@ func startServer(t *testing.T) *server {
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = st.Follow(ctx, h, 0) })
 	mux := http.NewServeMux()
-	mux.Handle("/api/", api.New(st, h, api.Options{}))
+	mux.Handle("/api/", api.New(st, h, opts(st)))
 	mux.Handle("/", ui.Handler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return ctx }}

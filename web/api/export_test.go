@@ -1,0 +1,4 @@
+package api
+
+// Bearer is bearer, for the fuzz target.
+var Bearer = bearer
