@@ -45,6 +45,7 @@ var commands = map[string]command{
 	"usage":       {"what sessions consumed: a session's recap, or totals by day, model, project…", cmdUsage},
 	"protocols":   {"the protocols and the flags each adds to a command", cmdProtocols},
 	"sessions":    {"list the stored sessions", cmdSessions},
+	"search":      {"find stored events by their words, across sessions", cmdSearch},
 	"show":        {"render a stored session (--follow tails a running one)", cmdShow},
 	"export":      {"write a stored session's events or native lines", cmdExport},
 	"import":      {"store a recorded native output file as a session", cmdImport},
