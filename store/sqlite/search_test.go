@@ -62,3 +62,4 @@ func TestMigrateSearchIndex(t *testing.T) {
 		t.Error(err)
 	}
 }
+

@@ -146,3 +146,42 @@ func searchRule(c *check) {
 		}
 	}
 }
+
+func searchReplay(c *check) {
+	st := c.h.Open(c.t)
+	if _, ok := st.(Searcher); !ok {
+		c.t.Skip("the store has no Search")
+	}
+	text := func(id string, seq int64, s string) agentstream.Envelope {
+		return agentstream.Envelope{Session: id, Seq: seq, Turn: 1, Payload: &agentstream.Message{Role: "assistant", Text: s}}
+	}
+	a, err := st.Create(c.ctx, store.NewSession{ID: "s_twice", Protocol: "jsonl"})
+	c.must(err, "Create")
+	c.handleAll(a, []agentstream.Envelope{text("s_twice", 1, "zulu")})
+	c.must(a.Flush(c.ctx), "Flush")
+	taker := c.h.Takeover(c.t, st)
+	b, err := taker.Resume(c.ctx, "s_twice")
+	c.must(err, "Resume by the taker")
+	c.handleAll(b, []agentstream.Envelope{text("s_twice", 2, "yankee"), text("s_twice", 3, "xray")})
+	c.must(b.Flush(c.ctx), "Flush by the taker")
+	// The stale writer commits seq 2 again, the same, with a new seq 3
+	// that the taker stored already, the same too.
+	c.handleAll(a, []agentstream.Envelope{text("s_twice", 2, "yankee"), text("s_twice", 3, "xray")})
+	c.must(a.Flush(c.ctx), "Flush of the same events by the stale writer")
+	c.must(b.Close(c.ctx), "Close by the taker")
+	_ = a.Close(c.ctx)
+	// A store that can check itself (SQLite's integrity check covers its
+	// full-text index) finds nothing wrong.
+	if ic, ok := st.(interface{ IntegrityCheck(context.Context) error }); ok {
+		c.must(ic.IntegrityCheck(c.ctx), "IntegrityCheck")
+	}
+	for _, s := range []Store{st, taker} {
+		for w, seq := range map[string]int64{"zulu": 1, "yankee": 2, "xray": 3} {
+			hits, err := s.(Searcher).Search(c.ctx, store.SearchQuery{Text: w})
+			c.must(err, "Search")
+			if len(hits) != 1 || hits[0].Seq != seq {
+				c.errorf("%s: %+v, want seq %d once", w, hits, seq)
+			}
+		}
+	}
+}
