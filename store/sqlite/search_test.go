@@ -62,4 +62,3 @@ func TestMigrateSearchIndex(t *testing.T) {
 		t.Error(err)
 	}
 }
-
