@@ -277,7 +277,9 @@ func runeAt(s string, i int) rune {
 	return r
 }
 
-// SearchQuery selects stored events whose SearchText matches a query.
+// SearchQuery selects stored events whose SearchText matches a query. A
+// search returns them latest first: the sessions the store created last
+// first, and within a session the last events first.
 type SearchQuery struct {
 	// Text is the query (see ParseSearch).
 	Text string

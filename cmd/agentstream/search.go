@@ -15,7 +15,7 @@ import (
 
 const searchDoc = `Finds the stored events whose text holds every word of QUERY: message
 and thinking text, tool inputs and outputs, and session titles, across all
-sessions, newest session first. Words match whole and without case;
+sessions, latest first. Words match whole and without case;
 "quoted words" must follow each other; a word ending in * is a prefix
 (pars* finds parser). Quote the query for the shell: agentstream search
 '"go test" pars*'.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -75,6 +76,7 @@ func searchCommand(t *testing.T, db string) {
 	if word == "" {
 		t.Fatal("no word occurs only in tool outputs")
 	}
+	slices.Reverse(seqs) // latest first
 	code, out, errs = runCmd(t, "search", "--db", db, word)
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
 	if code != 0 || len(lines) != len(seqs) {

@@ -74,8 +74,7 @@ func termPattern(t store.SearchTerm) string {
 }
 
 // Search returns the stored events whose store.SearchText matches q,
-// newest session first and in seq order within a session, with a snippet
-// of each. It returns an error wrapping store.ErrBadQuery for a query that
+// latest first (see store.SearchQuery), with a snippet of each. It returns an error wrapping store.ErrBadQuery for a query that
 // cannot be read. Each term is a case-insensitive regular expression over
 // the events' text column, read without an index.
 func (s *Store) Search(ctx context.Context, q store.SearchQuery) ([]store.SearchHit, error) {
@@ -113,7 +112,7 @@ func (s *Store) Search(ctx context.Context, q store.SearchQuery) ([]store.Search
 	rows, err := s.pool.Query(ctx, `SELECT s.id, e.seq, e.ts, e.type, e.text, s.title, s.harness
 		FROM events e JOIN sessions s ON s.sid = e.sid
 		WHERE `+strings.Join(where, " AND ")+`
-		ORDER BY s.started_at DESC, s.sid DESC, e.seq LIMIT `+arg(limit), args...)
+		ORDER BY e.sid DESC, e.seq DESC LIMIT `+arg(limit), args...)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: search: %w", err)
 	}

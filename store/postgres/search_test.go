@@ -55,7 +55,7 @@ func TestMigrateSearchText(t *testing.T) {
 	for _, h := range hits {
 		got = append(got, h.Seq)
 	}
-	if len(got) != 2 || got[0] != 1 || got[1] != 2 {
-		t.Errorf("hits after migration: seqs %v, want [1 2]", got)
+	if len(got) != 2 || got[0] != 2 || got[1] != 1 {
+		t.Errorf("hits after migration: seqs %v, want [2 1] (latest first)", got)
 	}
 }

@@ -57,10 +57,11 @@ func ftsQuery(terms []store.SearchTerm) string {
 }
 
 // Search returns the stored events whose store.SearchText matches q,
-// newest session first and in seq order within a session, with a snippet
-// of each. It returns an error wrapping store.ErrBadQuery for a query that
-// cannot be read. The full-text index is SQLite's FTS5, filled as events
-// are committed.
+// latest first (see store.SearchQuery), with a snippet of each. It returns
+// an error wrapping store.ErrBadQuery for a query that cannot be read. The
+// full-text index is SQLite's FTS5, filled as events are committed; it
+// yields its matches in that order, so that a search stops at its Limit
+// however many events match.
 func (s *Store) Search(ctx context.Context, q store.SearchQuery) ([]store.SearchHit, error) {
 	terms, limit, err := q.Prepare()
 	if err != nil {
@@ -94,7 +95,7 @@ func (s *Store) Search(ctx context.Context, q store.SearchQuery) ([]store.Search
 	rows, err := s.read.QueryContext(ctx, `SELECT e.key, e.ts, e.type, e.body, s.id, s.title, s.harness
 		FROM events_fts f JOIN events e ON e.key = f.rowid JOIN sessions s ON s.sid = f.rowid >> 40
 		WHERE `+strings.Join(where, " AND ")+`
-		ORDER BY s.started_at DESC, s.sid DESC, f.rowid LIMIT ?`, args...)
+		ORDER BY f.rowid DESC LIMIT ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: search: %w", err)
 	}

@@ -54,9 +54,9 @@ func TestMigrateSearchIndex(t *testing.T) {
 	for _, h := range hits {
 		got = append(got, h.Seq)
 	}
-	// The message and the tool output, not the usage's model.
-	if len(got) != 2 || got[0] != 1 || got[1] != 2 {
-		t.Errorf("hits after migration: seqs %v, want [1 2]", got)
+	// The tool output and the message, latest first, not the usage's model.
+	if len(got) != 2 || got[0] != 2 || got[1] != 1 {
+		t.Errorf("hits after migration: seqs %v, want [2 1] (latest first)", got)
 	}
 	if err := st.IntegrityCheck(ctx); err != nil {
 		t.Error(err)

@@ -131,7 +131,7 @@ func Rules() []Rule {
 		{"replace-events", "ReplaceEvents replaces a stopped session's events and its record, and refuses a running session", replaceEvents},
 		{"set-protocol", "SetProtocol records a session's protocol, and is ErrNotFound for an unknown session", setProtocol},
 		{"repair", "a session whose writer died with native lines stored before their events gets, when a repairing store opens, the events of those lines: seq dense, each line's events exactly once, then never again", repairRule},
-		{"search", "Search finds the events whose message, thinking, tool input and output or title hold every word, phrase and prefix of the query, without case, newest session first then by seq, filtered by harness, model, status, project and time; a bad query is ErrBadQuery; re-normalized events replace what is found", searchRule},
+		{"search", "Search finds the events whose message, thinking, tool input and output or title hold every word, phrase and prefix of the query, without case, latest first (the session created last first, then its last events first), filtered by harness, model, status, project and time; a bad query is ErrBadQuery; re-normalized events replace what is found", searchRule},
 		{"search-replay", "an event committed again by a stale writer, the same, is found once", searchReplay},
 		{"keys", "a key is KeySize bytes made on first use, the same on every call and for every process, another for another name or another store", keys},
 	}

@@ -17,7 +17,7 @@ type searcher interface {
 }
 
 // getSearch serves /api/search (GET only): the stored events whose text matches
-// q (words all required, "quoted phrases", prefix*), newest session first,
+// q (words all required, "quoted phrases", prefix*), latest first,
 // filtered by harness, model, status, project (a working directory and
 // what is under it), since and until (RFC 3339 times or dates, UTC),
 // at most limit (1 to 500, default 50). The body is a JSON list of

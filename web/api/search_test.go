@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -129,6 +130,7 @@ func TestSearch(t *testing.T) {
 	envs := ts.importRecorded(t, "s_claude", "claude-json", filepath.Join("..", "..", "adapter", "claude", "testdata", "lab-claude-2.1.328-edits.jsonl"))
 	ts.fill(t, "s_other", 5)
 	word, seqs := outputOnlyWord(t, envs)
+	slices.Reverse(seqs) // latest first
 	code, body := getSearch(t, ts, "q="+url.QueryEscape(strings.ToUpper(word)))
 	if code != http.StatusOK {
 		t.Fatalf("GET /api/search?q=%s: %d %s", word, code, body)
