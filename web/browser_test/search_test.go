@@ -104,6 +104,27 @@ func TestSearchPage(t *testing.T) {
 	tb.do("clear the query", chromedp.SetValue(chromedp.ID("search-all"), word), chromedp.SendKeys(chromedp.ID("search-all"), " "))
 	tb.waitFor("the hit again", "document.querySelectorAll('#search-results .search-hit').length === 1", 10*time.Second)
 
+	// The date filters reach the API: nothing until a day before the
+	// session, the hit again up to the end of its day.
+	setUntil := func(v string) {
+		eval[bool](tb, `(() => { const el = document.getElementById('search-until'); el.value = `+js(v)+`;
+			el.dispatchEvent(new Event('change', { bubbles: true })); return true; })()`)
+	}
+	day := func(d time.Time) string { return d.Local().Format("2006-01-02") }
+	var ts time.Time // the event's time, else the session's start
+	for _, e := range envs {
+		if !e.TS.IsZero() && (ts.IsZero() || e.Seq <= seq) {
+			ts = e.TS
+		}
+	}
+	if ts.IsZero() {
+		t.Fatal("the recording has no times")
+	}
+	setUntil(day(ts.AddDate(0, 0, -1)))
+	tb.waitFor("no match before the session", byID("search-note")+".textContent === 'No matches.'", 10*time.Second)
+	setUntil(day(ts))
+	tb.waitFor("the hit up to the end of its day", "document.querySelectorAll('#search-results .search-hit').length === 1", 10*time.Second)
+
 	// Following the hit opens the session at the event, shown and marked.
 	tb.do("follow the hit", chromedp.Click(chromedp.CSS("#search-results .search-hit")))
 	el := byID("e" + strconv.FormatInt(seq, 10))

@@ -21,8 +21,8 @@ const status = h('select', { id: 'search-status', name: 'status' }, h('option', 
 const harness = h('input', { id: 'search-harness', name: 'harness', type: 'text', placeholder: 'any', size: '12' });
 const model = h('input', { id: 'search-model', name: 'model', type: 'text', placeholder: 'any', size: '14' });
 const project = h('input', { id: 'search-project', name: 'project', type: 'text', placeholder: '/path/to/project', size: '18' });
-const since = h('input', { id: 'search-since', name: 'since', type: 'date' });
-const until = h('input', { id: 'search-until', name: 'until', type: 'date' });
+const since = h('input', { id: 'search-since', name: 'since', type: 'date', title: 'From the start of this day' });
+const until = h('input', { id: 'search-until', name: 'until', type: 'date', title: 'To the end of this day' });
 const note = h('p', { id: 'search-note', class: 'search-note', role: 'status' });
 const results = h('ol', { id: 'search-results', class: 'search-results' });
 const form = h('form', { id: 'search-form', class: 'search-form', role: 'search' },
@@ -67,6 +67,14 @@ function hitItem(hit) {
   return h('li', {}, link);
 }
 
+/** localDay is the start of a date input's day (plus days) in this browser's time zone, as RFC 3339. */
+function localDay(value, days) {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return '';
+  const d = new Date(value + 'T00:00:00');
+  d.setDate(d.getDate() + days);
+  return isNaN(d) ? '' : d.toISOString();
+}
+
 let gen = 0;
 async function run() {
   const q = input.value;
@@ -79,7 +87,7 @@ async function run() {
   }
   form.classList.add('searching');
   const params = { q, status: status.value, harness: harness.value.trim(), model: model.value.trim(),
-    project: project.value.trim(), since: since.value, until: until.value, limit: 50 };
+    project: project.value.trim(), since: localDay(since.value, 0), until: localDay(until.value, 1), limit: 50 };
   try {
     const hits = await api('/api/search', params);
     if (my !== gen) return;
