@@ -53,6 +53,7 @@ var commands = map[string]command{
 	"usage":       {"what sessions consumed: a session's recap, or totals by day, model, project…", cmdUsage},
 	"protocols":   {"the protocols and the flags each adds to a command", cmdProtocols},
 	"sessions":    {"list the stored sessions", cmdSessions},
+	"search":      {"find stored events by their words, across sessions", cmdSearch},
 	"show":        {"render a stored session (--follow tails a running one)", cmdShow},
 	"export":      {"write a stored session's events or native lines", cmdExport},
 	"import":      {"store a recorded native output file as a session", cmdImport},
@@ -76,7 +77,7 @@ var helpGroups = []helpGroup{
 	{"Start here", []string{"demo"}},
 	{"Run and talk to an agent", []string{"run", "chat"}},
 	{"Read a recorded output file", []string{"render", "normalize", "usage"}},
-	{"Keep and browse sessions", []string{"import", "sessions", "show", "serve", "share", "export", "renormalize"}},
+	{"Keep and browse sessions", []string{"import", "sessions", "show", "search", "serve", "share", "export", "renormalize"}},
 	{"Set up", []string{"protocols", "migrate", "modelsim", "token", "completion", "version"}},
 }
 

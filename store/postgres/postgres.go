@@ -196,8 +196,8 @@ func (s *Store) version(ctx context.Context) (int, error) {
 // order, without a clock; events are keyed by (sid, seq), their body as
 // store.AppendBody writes it; lines by (sid, stream, n), in the order kept
 // by id.
-var migrations = []string{
-	`CREATE TABLE sessions (
+var migrations = []migration{
+	{sql: `CREATE TABLE sessions (
 		sid bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 		id text NOT NULL UNIQUE,
 		harness text, protocol text, version text, model text, title text, cwd text,
@@ -235,21 +235,21 @@ var migrations = []string{
 		ts timestamptz,
 		data bytea NOT NULL,
 		UNIQUE (sid, stream, n)
-	);`,
+	);`},
 	// 2: the store's keys (Key), and the mark of a session whose writer
 	// died (set by Reap, cleared when a writer closes the session), which
 	// Repair looks for; the sessions interrupted before are marked.
-	`CREATE TABLE keys (
+	{sql: `CREATE TABLE keys (
 		name text PRIMARY KEY,
 		value bytea NOT NULL
 	);
 	ALTER TABLE sessions ADD COLUMN repair boolean NOT NULL DEFAULT false;
 	UPDATE sessions SET repair = true WHERE status = 'interrupted';
-	CREATE INDEX sessions_repair ON sessions (repair) WHERE repair;`,
+	CREATE INDEX sessions_repair ON sessions (repair) WHERE repair;`},
 	// 3: the credentials of the HTTP API (store.Tokens): the SHA-256 of
 	// each secret, never the secret; a name is unique among the tokens
 	// not revoked.
-	`CREATE TABLE tokens (
+	{sql: `CREATE TABLE tokens (
 		id text PRIMARY KEY,
 		kind text NOT NULL,
 		name text,
@@ -261,7 +261,17 @@ var migrations = []string{
 		last_used_at timestamptz,
 		revoked_at timestamptz
 	);
-	CREATE UNIQUE INDEX tokens_name ON tokens (name) WHERE name IS NOT NULL AND revoked_at IS NULL;`,
+	CREATE UNIQUE INDEX tokens_name ON tokens (name) WHERE name IS NOT NULL AND revoked_at IS NULL;`},
+	// 4: each event's store.SearchText, which Search matches (NULL for an
+	// event without text); the events stored before get theirs.
+	{sql: `ALTER TABLE events ADD COLUMN text text;`, step: fillSearchText},
+}
+
+// A migration brings the database one version up: its SQL, then its Go
+// step, if any, in the same transaction.
+type migration struct {
+	sql  string
+	step func(ctx context.Context, tx pgx.Tx) error
 }
 
 // SchemaVersion is the schema version this code writes.
@@ -302,8 +312,14 @@ func Migrate(ctx context.Context, dbURL string) (from, to int, err error) {
 	}
 	for v := from; v < len(migrations); v++ {
 		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, migrations[v]); err != nil {
+			m := migrations[v]
+			if _, err := tx.Exec(ctx, m.sql); err != nil {
 				return err
+			}
+			if m.step != nil {
+				if err := m.step(ctx, tx); err != nil {
+					return err
+				}
 			}
 			_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version) VALUES ($1)`, v+1)
 			return err

@@ -263,13 +263,15 @@ type eventArrays struct {
 	ts   []pgtype.Timestamptz
 	typ  []string
 	body [][]byte
+	text []pgtype.Text
 }
 
 func arrays(evs []batch.Event) eventArrays {
 	a := eventArrays{seq: make([]int64, len(evs)), ts: make([]pgtype.Timestamptz, len(evs)),
-		typ: make([]string, len(evs)), body: make([][]byte, len(evs))}
+		typ: make([]string, len(evs)), body: make([][]byte, len(evs)), text: make([]pgtype.Text, len(evs))}
 	for i := range evs {
 		a.seq[i], a.typ[i], a.body[i] = evs[i].Seq, evs[i].Type, evs[i].Body
+		a.text[i] = searchText(evs[i].Text)
 		if !evs[i].TS.IsZero() {
 			a.ts[i] = pgtype.Timestamptz{Time: evs[i].TS, Valid: true}
 		}
@@ -285,9 +287,9 @@ func commit(ctx context.Context, tx pgx.Tx, sid int64, id string, evs []batch.Ev
 	var q pgx.Batch
 	if len(evs) > 0 {
 		a := arrays(evs)
-		q.Queue(`INSERT INTO events (sid, seq, ts, type, body)
-			SELECT $1, * FROM unnest($2::bigint[], $3::timestamptz[], $4::text[], $5::bytea[])
-			ON CONFLICT DO NOTHING`, sid, a.seq, a.ts, a.typ, a.body)
+		q.Queue(`INSERT INTO events (sid, seq, ts, type, body, text)
+			SELECT $1, * FROM unnest($2::bigint[], $3::timestamptz[], $4::text[], $5::bytea[], $6::text[])
+			ON CONFLICT DO NOTHING`, sid, a.seq, a.ts, a.typ, a.body, a.text)
 	}
 	if len(lines) > 0 {
 		streams := make([]string, len(lines))

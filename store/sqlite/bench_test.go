@@ -131,3 +131,33 @@ func BenchmarkTailPage(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSearch searches the 1,000,000-event session of BenchmarkTailPage
+// for a word every event holds (the first 50 of a million matches) and
+// for one no event holds.
+func BenchmarkSearch(b *testing.B) {
+	if testing.Short() {
+		b.Skip("builds a 1,000,000-event database")
+	}
+	path := tailDB(b)
+	st, err := sqlite.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	for _, q := range []struct {
+		name string
+		text string
+		n    int
+	}{{"every", "demo", 50}, {"none", "zanzibar", 0}, {"phrase", `"hundred and fifty"`, 50}} {
+		b.Run(q.name, func(b *testing.B) {
+			for b.Loop() {
+				hits, err := st.Search(ctx, store.SearchQuery{Text: q.text})
+				if err != nil || len(hits) != q.n {
+					b.Fatal(len(hits), err)
+				}
+			}
+		})
+	}
+}

@@ -44,12 +44,14 @@ type Store struct {
 
 	// The checkpointer (see checkpoints).
 	logged   atomic.Int64 // bytes committed since the last checkpoint
+	indexed  atomic.Int64 // events indexed since the last merge step
 	ckptKick chan struct{}
 	ckptStop chan struct{}
 	ckptDone chan struct{}
 
 	insertStmts [4]*sql.Stmt
 	lineStmts   [4]*sql.Stmt
+	ftsStmts    [4]*sql.Stmt
 
 	closeOnce sync.Once
 }
@@ -190,7 +192,9 @@ func OpenOptions(path string, opts Options) (*Store, error) {
 // write-ahead log into the database.
 const checkpointBytes = 16 << 20
 
-// checkpoints is the Store's checkpointer, from Open to Close: it copies
+// checkpoints is the Store's checkpointer, from Open to Close: it runs a
+// step of the full-text index's merging when this Store indexed events
+// since the last one, and it copies
 // the write-ahead log into the database (a passive checkpoint, which
 // never waits for a reader or a writer) once this Store committed
 // checkpointBytes since the last one, every second while it commits less,
@@ -202,6 +206,11 @@ func (s *Store) checkpoints() {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	run := func() {
+		if s.indexed.Swap(0) > 0 {
+			// A bounded step of the index's merging, which commits
+			// leave to it (migration 4).
+			_, _ = s.write.Exec(`INSERT INTO events_fts (events_fts, rank) VALUES ('merge', 500)`)
+		}
 		if s.logged.Swap(0) > 0 {
 			_, _ = s.read.Exec(`PRAGMA wal_checkpoint(PASSIVE)`)
 		}
@@ -246,7 +255,7 @@ func (s *Store) Close() error {
 			close(s.ckptStop)
 			<-s.ckptDone
 		}
-		for _, st := range append(s.insertStmts[:], s.lineStmts[:]...) {
+		for _, st := range append(append(s.insertStmts[:], s.lineStmts[:]...), s.ftsStmts[:]...) {
 			if st != nil {
 				st.Close()
 			}
@@ -351,6 +360,15 @@ var migrations = []migration{
 		revoked_at INTEGER
 	);
 	CREATE UNIQUE INDEX tokens_name ON tokens (name) WHERE name IS NOT NULL AND revoked_at IS NULL;`},
+	// 5: the full-text index of the events' store.SearchText (see Search),
+	// keyed by event key and holding no copy of the text; the events
+	// stored before are indexed. Its segments are merged by the Store's
+	// maintenance goroutine (see checkpoints), not in the commits that
+	// add them, unless 64 pile up at one level.
+	{sql: `CREATE VIRTUAL TABLE events_fts USING fts5 (text, content = '', contentless_delete = 1,
+		tokenize = 'unicode61 remove_diacritics 0');
+	INSERT INTO events_fts (events_fts, rank) VALUES ('automerge', 0);
+	INSERT INTO events_fts (events_fts, rank) VALUES ('crisismerge', 64);`, step: indexStoredEvents},
 }
 
 // migrateBodies moves the events of schema 1 into schema 2's table.

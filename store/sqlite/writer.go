@@ -346,7 +346,7 @@ func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, sid int64, id stri
 		rows = rows[n:]
 	}
 	if inserted == int64(len(evs)) {
-		return nil
+		return s.indexEvents(ctx, tx, sid, evs)
 	}
 	// Some keys were taken: each must hold the same body.
 	for i := range evs {
@@ -356,6 +356,47 @@ func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, sid int64, id stri
 		}
 		if string(body) != string(evs[i].Body) {
 			return fmt.Errorf("%w: session %s holds another event at seq %d", store.ErrConflict, id, evs[i].Seq)
+		}
+	}
+	// The index holds some of them already: an event taken out first is
+	// indexed once.
+	for i := range evs {
+		if evs[i].Text == "" {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM events_fts WHERE rowid = ?`, eventKey(sid, evs[i].Seq)); err != nil {
+			return fmt.Errorf("sqlite: commit events: %w", err)
+		}
+	}
+	return s.indexEvents(ctx, tx, sid, evs)
+}
+
+// indexEvents adds the search text of new events to the full-text index,
+// cut greedily into statements of insertSizes rows.
+func (s *Store) indexEvents(ctx context.Context, tx *sql.Tx, sid int64, evs []batch.Event) error {
+	n := 0
+	for i := range evs {
+		if evs[i].Text != "" {
+			n++
+		}
+	}
+	args := make([]any, 0, 2*min(n, insertSizes[0]))
+	k := 0
+	for i := range evs {
+		if evs[i].Text == "" {
+			continue
+		}
+		for insertSizes[k] > n {
+			k++
+		}
+		args = append(args, eventKey(sid, evs[i].Seq), evs[i].Text)
+		if len(args) == 2*insertSizes[k] {
+			if _, err := tx.StmtContext(ctx, s.ftsStmts[k]).ExecContext(ctx, args...); err != nil {
+				return fmt.Errorf("sqlite: index events: %w", err)
+			}
+			n -= insertSizes[k]
+			s.indexed.Add(int64(insertSizes[k]))
+			args = args[:0]
 		}
 	}
 	return nil
@@ -446,6 +487,14 @@ func (s *Store) prepare(ctx context.Context) error {
 		}
 		s.lineStmts[k] = st
 	}
+	for k, n := range insertSizes {
+		q := `INSERT INTO events_fts (rowid, text) VALUES ` + strings.TrimSuffix(strings.Repeat("(?,?),", n), ",")
+		st, err := s.write.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("sqlite: prepare: %w", err)
+		}
+		s.ftsStmts[k] = st
+	}
 	return nil
 }
 
@@ -478,6 +527,10 @@ func (s *Store) ReplaceEvents(ctx context.Context, id string, envs []agentstream
 	}
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, `DELETE FROM events WHERE key > ? AND key <= ?`,
+		eventKey(sid, 0), eventKey(sid, maxSeq)); err != nil {
+		return fmt.Errorf("sqlite: replace events of %s: %w", id, err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM events_fts WHERE rowid > ? AND rowid <= ?`,
 		eventKey(sid, 0), eventKey(sid, maxSeq)); err != nil {
 		return fmt.Errorf("sqlite: replace events of %s: %w", id, err)
 	}

@@ -133,6 +133,8 @@ func Rules() []Rule {
 		{"set-protocol", "SetProtocol records a session's protocol, and is ErrNotFound for an unknown session", setProtocol},
 		{"repair", "a session whose writer died with native lines stored before their events gets, when a repairing store opens, the events of those lines: seq dense, each line's events exactly once, then never again", repairRule},
 		{"tokens", "a credential reads back by the hash of its secret and in the list as it was stored (times to the millisecond); names are unique among tokens not revoked, ids and hashes among all; revoking by id or name keeps the first revocation time; TouchToken records the last use", tokens},
+		{"search", "Search finds the events whose message, thinking, tool input and output or title hold every word, phrase and prefix of the query, without case, latest first (the session created last first, then its last events first), filtered by harness, model, status, project and time; a bad query is ErrBadQuery; re-normalized events replace what is found", searchRule},
+		{"search-replay", "an event committed again by a stale writer, the same, is found once", searchReplay},
 		{"keys", "a key is KeySize bytes made on first use, the same on every call and for every process, another for another name or another store", keys},
 	}
 }

@@ -245,6 +245,7 @@ func New(st store.Store, h *hub.Hub, opts Options) http.Handler {
 	mux.HandleFunc("/api/sessions/{id}/stream", methodNotAllowed("GET"))
 	mux.HandleFunc("GET /api/usage", s.getUsage)
 	mux.HandleFunc("/api/usage", methodNotAllowed("GET"))
+	mux.HandleFunc("/api/search", s.getSearch)
 	mux.HandleFunc("GET /api/events/stream", s.allStream)
 	mux.HandleFunc("/api/events/stream", methodNotAllowed("GET"))
 	s.routeAuth(mux)

@@ -25,6 +25,8 @@ type Event struct {
 	Type string
 	// Body is store.AppendBody of the envelope.
 	Body []byte
+	// Text is store.SearchText of the envelope, what search finds it by.
+	Text string
 }
 
 // Batch is what one commit writes, in one transaction: events (seq
@@ -282,7 +284,7 @@ func (w *Writer) Handle(ctx context.Context, e agentstream.Envelope) error {
 	}
 	start := len(w.slab)
 	w.slab = store.AppendBody(w.slab, &e)
-	ev := Event{Seq: e.Seq, Type: typ, Body: w.slab[start:len(w.slab):len(w.slab)]}
+	ev := Event{Seq: e.Seq, Type: typ, Body: w.slab[start:len(w.slab):len(w.slab)], Text: store.SearchText(&e)}
 	if !e.TS.IsZero() {
 		ev.TS = time.UnixMilli(e.TS.UnixMilli())
 	}
@@ -525,7 +527,7 @@ func Events(envs []agentstream.Envelope) ([]Event, store.Record, error) {
 		if e.Seq != int64(i+1) || e.Payload == nil {
 			return nil, rec, fmt.Errorf("%w: event %d has seq %d", store.ErrSeq, i+1, e.Seq)
 		}
-		ev := Event{Seq: e.Seq, Type: e.Type(), Body: store.AppendBody(nil, e)}
+		ev := Event{Seq: e.Seq, Type: e.Type(), Body: store.AppendBody(nil, e), Text: store.SearchText(e)}
 		if !e.TS.IsZero() {
 			ev.TS = time.UnixMilli(e.TS.UnixMilli())
 		}
