@@ -1156,7 +1156,8 @@ function renderOne(ev, ctx) {
 //
 // Events that say how the session ran rather than what the agent did are
 // folded, each run of them into one details row ("3 session events") that
-// opens on demand. Raw events have their own toggle, usage rows theirs.
+// opens on demand. Raw events, shown only with "show raw", join the fold
+// they follow (and "show raw" opens it); usage rows have their own toggle.
 
 const PLUMBING = new Set([
   'hook', 'session.updated', 'session.state', 'session.title', 'message.accepted', 'message.started',
@@ -1176,7 +1177,7 @@ function newFold() {
 }
 
 function updateFold(d) {
-  const items = d._list.children;
+  const items = [...d._list.children].filter((el) => el.dataset.type !== 'raw');
   const kinds = new Map();
   for (const el of items) {
     const k = (el.dataset.type || 'event').replace(/^session\./, 'session ').replace(/^message\./, 'message ');
@@ -1194,6 +1195,12 @@ function updateFold(d) {
 // placeTop appends a top-level element to parent, a plumbing event into
 // the fold at parent's end (a new one if there is none).
 function placeTop(parent, el) {
+  if (el.dataset.type === 'raw' && isFold(parent.lastChild) && !el.dataset.parent) {
+    parent.lastChild._list.append(el);
+    parent.lastChild.dataset.raw = 'true';
+    if (showRaw.checked) parent.lastChild.open = true;
+    return;
+  }
   if (!PLUMBING.has(el.dataset.type) || el.dataset.parent) { parent.append(el); return; }
   let d = parent.lastChild;
   if (!isFold(d)) { d = newFold(); parent.append(d); }
@@ -1206,6 +1213,7 @@ function placeTop(parent, el) {
 function joinFolds(a, b) {
   if (!isFold(a) || !isFold(b)) return;
   if (b.open) a.open = true;
+  if (b.dataset.raw) a.dataset.raw = 'true';
   a._list.append(...b._list.children);
   b.remove();
   updateFold(a);
@@ -2001,6 +2009,8 @@ async function showSource(btn) {
 
 function applyRaw() {
   timeline.classList.toggle('show-raw', showRaw.checked);
+  // the raw events folded with the plumbing show with their fold
+  for (const d of timeline.querySelectorAll('details.fold[data-raw]')) d.open = showRaw.checked;
   try { localStorage.setItem('agentstream.showRaw', showRaw.checked ? '1' : ''); } catch { /* ignore */ }
 }
 try { showRaw.checked = localStorage.getItem('agentstream.showRaw') === '1'; } catch { /* ignore */ }
