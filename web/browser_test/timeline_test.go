@@ -413,6 +413,7 @@ func TestTimeline(t *testing.T) {
 		if sum != folded || len(folds) >= folded {
 			t.Errorf("%d folds hold %d events, want fewer folds holding the %d plumbing events", len(folds), sum, folded)
 		}
+		tb.screenshot("timeline-folded.png")
 		// A fold opens with the keyboard.
 		tb.do("open a fold", chromedp.Focus(chromedp.CSS("details.fold > summary")), chromedp.KeyEvent("\r"))
 		tb.waitFor("the fold open", `document.querySelector('details.fold').open && [...document.querySelectorAll('details.fold')[0].querySelectorAll('.event')].some((el) => el.checkVisibility())`, 5*time.Second)
@@ -457,7 +458,7 @@ func TestTimeline(t *testing.T) {
 			tb.open(srv.url+"/sessions/"+edits.id, sel(changeEl+" .diff")+" && !document.querySelector('.turn-foot .turn-figures').textContent.startsWith('usage…')")
 			tb.do("open a call", chromedp.Click(chromedp.CSS(".tool .tool-toggle")))
 			ctx, cancel := context.WithTimeout(tb.ctx, 30*time.Second)
-			buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+			buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 			cancel()
 			if err != nil {
 				t.Fatal(err)
@@ -466,11 +467,13 @@ func TestTimeline(t *testing.T) {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			p := filepath.Join(dir, "timeline-"+scheme+".jpg")
+			p := filepath.Join(dir, "timeline-"+scheme+".png")
 			if err := os.WriteFile(p, buf, 0o644); err != nil {
 				t.Fatal(err)
 			}
 			t.Logf("screenshot: %s", p)
+			tb.do("scroll to the end", chromedp.Evaluate[chromedp.Void](`document.getElementById('timeline').scrollTop = 1e9`))
+			tb.screenshot("timeline-" + scheme + "-end.png")
 		}
 	})
 }

@@ -563,7 +563,8 @@ function diffView(diff) {
 // lines that replaced it, each side numbered from its hunk's header.
 function splitView(diff) {
   const body = h('tbody');
-  const table = h('table', { class: 'diff diff-split' }, body);
+  const table = h('table', { class: 'diff diff-split' },
+    h('colgroup', null, h('col', { class: 'c-num' }), h('col'), h('col', { class: 'c-num' }), h('col')), body);
   let oldN = 0;
   let newN = 0;
   let dels = [];
