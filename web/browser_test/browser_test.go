@@ -794,7 +794,7 @@ func TestBrowser(t *testing.T) {
 				times.push(now - last);
 				last = now;
 				if (times.length > 120) { done(times.slice(1)); return; }
-				tl.scrollTop -= 400;
+				tl.scrollTop -= 120;
 				requestAnimationFrame(step);
 			};
 			requestAnimationFrame(step);
@@ -808,7 +808,7 @@ func TestBrowser(t *testing.T) {
 			sum += f
 			longest = max(longest, f)
 		}
-		t.Logf("scrolling up 400 px a frame through %d elements: %.1f ms a frame on average, %.1f ms the longest", w1.Count, sum/float64(len(frames)), longest)
+		t.Logf("scrolling up 120 px a frame through %d elements: %.1f ms a frame on average, %.1f ms the longest", w1.Count, sum/float64(len(frames)), longest)
 	})
 	t.Run("live", func(t *testing.T) {
 		id := "s_live_browser"
