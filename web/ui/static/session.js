@@ -954,7 +954,11 @@ function renderTurnEnded(ev) {
       h('span', { class: 'line-label', text: 'turn ' + n + (reason === 'ok' ? '' : ' · ' + reason) }),
       h('span', { class: 'line-text turn-figures', text: S.usageLoaded ? '' : 'usage…' })),
     meta(ev)));
-  if (S.usageLoaded) fillFooter(el);
+  if (S.usageLoaded) {
+    fillFooter(el);
+    // usage that arrived with this batch is summed once the throttle runs
+    if (S.applyingLive) refreshFootersSoon();
+  }
   return el;
 }
 
