@@ -216,6 +216,26 @@ func TestTimeline(t *testing.T) {
 		if err := json.Unmarshal([]byte(got), &copied); err != nil || fmt.Sprint(copied) != fmt.Sprint(input) {
 			t.Errorf("the input's copy button copied %q, want the call's input %s", got, call.Payload.(*agentstream.ToolCall).Input)
 		}
+		// A shell call's button copies its command.
+		shell := firstWith(plumbing.envs, func(e *agentstream.Envelope) bool {
+			c, ok := e.Payload.(*agentstream.ToolCall)
+			return ok && c.Name == "Bash"
+		})
+		if shell == nil {
+			t.Fatal("the approval recording has no Bash call")
+		}
+		var cmd struct {
+			Command string `json:"command"`
+		}
+		if err := json.Unmarshal([]byte(shell.Payload.(*agentstream.ToolCall).Input), &cmd); err != nil || cmd.Command == "" {
+			t.Fatalf("the Bash call's input %s has no command: %v", shell.Payload.(*agentstream.ToolCall).Input, err)
+		}
+		shellEl := "#e" + strconv.FormatInt(shell.Seq, 10)
+		tb.open(srv.url+"/sessions/"+plumbing.id, sel(shellEl+" .tool-toggle"))
+		tb.do("open the shell call", chromedp.Click(chromedp.CSS(shellEl+" .tool-toggle")))
+		if got := copyAndRead("the command", shellEl+" .tool-input-section .copy-btn"); got != cmd.Command {
+			t.Errorf("the shell call's copy button copied %q, want its command %q", got, cmd.Command)
+		}
 	})
 
 	t.Run("clipped output in full", func(t *testing.T) {
