@@ -78,6 +78,7 @@ func TestTimeline(t *testing.T) {
 	clipped := importFixture(t, srv, "claude/testdata/corpus/meawoppl-rust-claude-codes-captures-2026-01.jsonl")
 	runs := importFixture(t, srv, "claude/testdata/synthetic-claude-2.1.328-three-runs-and-max-turns.jsonl")
 	plumbing := importFixture(t, srv, "claude/testdata/tandemtechnology-bb-stdout-approval-deny.jsonl")
+	prompted := importFixture(t, srv, "gemini/testdata/lab/gemini-0.61.0-edit.jsonl")
 	b := startBrowser(t, chrome)
 
 	// The file.change of the recorded Edit, and the edit's old and new
@@ -391,6 +392,30 @@ func TestTimeline(t *testing.T) {
 			tb.waitFor("usage rows", `[...document.querySelectorAll('#timeline > .event[data-type="usage"]')].some((el) => el.getClientRects().length > 0)`, 5*time.Second)
 			tb.do("hide usage rows", chromedp.Click(chromedp.ID("show-usage")))
 		}
+	})
+
+	t.Run("turn header", func(t *testing.T) {
+		prompt := firstWith(prompted.envs, func(e *agentstream.Envelope) bool {
+			m, ok := e.Payload.(*agentstream.Message)
+			return ok && m.Role == "user"
+		})
+		started := firstWith(prompted.envs, func(e *agentstream.Envelope) bool {
+			return e.Type() == agentstream.TypeTurnStarted && e.Turn == prompt.Turn
+		})
+		if prompt == nil || started == nil {
+			t.Fatal("the recording has no turn with a prompt")
+		}
+		first := strings.TrimSpace(strings.SplitN(strings.TrimSpace(prompt.Payload.(*agentstream.Message).Text), "\n", 2)[0])
+		tb := b.tab(t)
+		head := "#e" + strconv.FormatInt(started.Seq, 10)
+		tb.open(srv.url+"/sessions/"+prompted.id, sel(head+" .turn-prompt"))
+		if got := eval[string](tb, sel(head+" .turn-prompt")+".textContent"); got != first {
+			t.Errorf("turn %d is headed %q, want its prompt's first line %q", prompt.Turn, got, first)
+		}
+		if !eval[bool](tb, byID("e"+strconv.FormatInt(prompt.Seq, 10))+".classList.contains('prompt')") {
+			t.Error("the prompt's message is not marked as the turn's prompt")
+		}
+		tb.screenshot("timeline-prompt.png")
 	})
 
 	t.Run("plumbing folded", func(t *testing.T) {
