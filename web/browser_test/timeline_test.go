@@ -305,51 +305,58 @@ func TestTimeline(t *testing.T) {
 			tb := b.tab(t)
 			last := "e" + strconv.FormatInt(s.envs[len(s.envs)-1].Seq, 10)
 			tb.open(srv.url+"/sessions/"+s.id, byID(last)+" && document.querySelector('.turn-foot') && !document.querySelector('.turn-foot .turn-figures').textContent.startsWith('usage…')")
-			// What each turn spent, from its usage events: the sum of
-			// its model calls, else what the harness's running total of
-			// the run grew by.
+			// What each turn spent, from its usage events, by the recap's
+			// rules: where the turn has the harness's running totals, what
+			// they grew by over the turn (the last of the turn less the
+			// last before it, run by run), plus the calls after the
+			// turn's last total; else the sum of its model calls.
 			type sums struct{ in, out, calls int64 }
-			want := map[int64]*sums{}
-			prev := map[int64]*agentstream.Usage{}
-			callsIn := map[int64]bool{}
-			for _, e := range s.envs {
-				if u, ok := e.Payload.(*agentstream.Usage); ok && u.Scope == "call" {
-					callsIn[e.Turn] = true
+			val := func(p *int64) int64 {
+				if p == nil {
+					return 0
 				}
+				return *p
 			}
-			for _, e := range s.envs {
-				u, ok := e.Payload.(*agentstream.Usage)
-				if !ok {
+			want := map[int64]*sums{}
+			for turn := range turnsOf(s.envs) {
+				w := &sums{}
+				want[turn] = w
+				before := map[int64]*agentstream.Usage{} // the run's latest total before the turn
+				last := map[int64]*agentstream.Usage{}   // and in the turn
+				var afterIn, afterOut int64
+				seen := false
+				for _, e := range s.envs {
+					u, ok := e.Payload.(*agentstream.Usage)
+					if !ok || e.Turn > turn {
+						continue
+					}
+					seen = seen || e.Turn == turn
+					switch {
+					case u.Scope == "session" && e.Turn < turn:
+						before[u.Run] = u
+					case u.Scope == "session":
+						last[u.Run] = u
+						afterIn, afterOut = 0, 0
+					case u.Scope == "call" && e.Turn == turn:
+						w.calls++
+						afterIn += val(u.InputTokens)
+						afterOut += val(u.OutputTokens)
+					}
+				}
+				if !seen {
+					delete(want, turn)
 					continue
 				}
-				w := want[e.Turn]
-				if w == nil {
-					w = &sums{}
-					want[e.Turn] = w
-				}
-				val := func(p *int64) int64 {
-					if p == nil {
-						return 0
-					}
-					return *p
-				}
-				switch {
-				case u.Scope == "call":
+				for run, u := range last {
 					w.in += val(u.InputTokens)
 					w.out += val(u.OutputTokens)
-					w.calls++
-				case u.Scope == "session" && !callsIn[e.Turn]:
-					before := prev[u.Run]
-					w.in += val(u.InputTokens)
-					w.out += val(u.OutputTokens)
-					if before != nil {
-						w.in -= val(before.InputTokens)
-						w.out -= val(before.OutputTokens)
+					if b := before[run]; b != nil {
+						w.in -= val(b.InputTokens)
+						w.out -= val(b.OutputTokens)
 					}
 				}
-				if u.Scope == "session" {
-					prev[u.Run] = u
-				}
+				w.in += afterIn
+				w.out += afterOut
 			}
 			type foot struct{ Turn, Input, Output, Calls, Cost, Text string }
 			feet := eval[[]foot](tb, `[...document.querySelectorAll('.turn-foot')].map((el) => ({Turn: el.dataset.footTurn,
@@ -521,6 +528,15 @@ func TestTimeline(t *testing.T) {
 			tb.screenshot("timeline-" + scheme + "-end.png")
 		}
 	})
+}
+
+// turnsOf is the set of turns of envs.
+func turnsOf(envs []agentstream.Envelope) map[int64]bool {
+	turns := map[int64]bool{}
+	for _, e := range envs {
+		turns[e.Turn] = true
+	}
+	return turns
 }
 
 // equalLines reports whether got are the lines of want, each shown with

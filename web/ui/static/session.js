@@ -967,30 +967,38 @@ const TOKEN_FIELDS = [
   ['cacheReadTokens', 'cache read', 'cacheRead'], ['cacheCreationTokens', 'cache write', 'cacheWrite'],
 ];
 
-// summarizeTurns sums a session's usage events (in seq order) by turn:
-// tokens and cost are the sum of the turn's model calls; where the turn has
-// none (or they give no cost), what the harness's running totals grew by
-// over the turn, run by run. Duration and model calls come from those
-// totals too. A figure nobody reported is null.
+// summarizeTurns gives each turn's usage from a session's usage events (in
+// seq order), by the recap's rules within the turn: where the turn has the
+// harness's running totals, what they grew by over the turn (run by run,
+// runs added up), plus the model calls after the turn's latest total; else
+// the sum of its model calls. Duration and the count of model calls come
+// from the totals where they give them. A figure nobody reported is null.
 function summarizeTurns(list) {
   const turns = new Map();
   const prevByRun = new Map();
+  const part = () => ({ n: 0, sums: {}, cost: null, costMissing: false, estimate: false });
+  const addCall = (a, p) => {
+    a.n++;
+    for (const [k] of TOKEN_FIELDS) { const v = num(p[k]); if (v !== null) a.sums[k] = (a.sums[k] ?? 0) + v; }
+    const c = usageCost(p);
+    if (c !== null) a.cost = (a.cost ?? 0) + c; else a.costMissing = true;
+    if (p.estimate === true) a.estimate = true;
+  };
   for (const ev of list) {
     const p = ev.payload || {};
     const t = num(ev.turn) ?? 0;
     let s = turns.get(t);
-    if (!s) { s = { calls: 0, sums: {}, callCost: null, costMissing: false, estimate: false, runs: new Map() }; turns.set(t, s); }
+    if (!s) { s = { calls: 0, all: part(), after: part(), runs: new Map() }; turns.set(t, s); }
     if (p.scope === 'call') {
       s.calls++;
-      for (const [k] of TOKEN_FIELDS) { const v = num(p[k]); if (v !== null) s.sums[k] = (s.sums[k] ?? 0) + v; }
-      const c = usageCost(p);
-      if (c !== null) s.callCost = (s.callCost ?? 0) + c; else s.costMissing = true;
-      if (p.estimate === true) s.estimate = true;
+      addCall(s.all, p);
+      addCall(s.after, p);
     } else if (p.scope === 'session') {
       const run = Math.max(1, num(p.run) ?? 1);
       if (!s.runs.has(run)) s.runs.set(run, { before: prevByRun.get(run) || null, last: null });
       s.runs.get(run).last = p;
       prevByRun.set(run, p);
+      s.after = part(); // the calls so far are in this total
     }
   }
   const out = new Map();
@@ -1005,12 +1013,17 @@ function summarizeTurns(list) {
       }
       return total;
     };
-    const f = { calls: s.calls, estimate: s.estimate };
-    for (const [k] of TOKEN_FIELDS) f[k] = s.calls ? (s.sums[k] ?? null) : grew((p) => num(p[k]));
-    f.costUsd = s.callCost !== null ? s.callCost : grew(usageCost);
-    f.costPartial = s.callCost !== null && s.costMissing;
+    const plus = (a, b) => (a === null && b === null ? null : (a ?? 0) + (b ?? 0));
+    const totals = s.runs.size > 0;
+    const calls = totals ? s.after : s.all;
+    const f = { calls: s.calls, estimate: calls.estimate };
+    for (const [k] of TOKEN_FIELDS) f[k] = plus(totals ? grew((p) => num(p[k])) : null, calls.sums[k] ?? null);
+    const base = totals ? grew(usageCost) : null;
+    f.costUsd = plus(base, calls.cost);
+    f.costPartial = f.costUsd !== null && calls.costMissing;
     f.durationMs = grew((p) => num(p.durationMs));
-    f.modelCalls = s.calls || grew((p) => num(p.turns));
+    const counted = totals ? grew((p) => num(p.turns)) : null;
+    f.modelCalls = counted !== null ? counted + s.after.n : s.calls || null;
     out.set(t, f);
   }
   return out;
