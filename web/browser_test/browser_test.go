@@ -752,10 +752,12 @@ func TestBrowser(t *testing.T) {
 		// Scrolling to the top prepends earlier events, twice.
 		for i := range 2 {
 			before := state()
+			t0 := time.Now()
 			tb.do("scroll to the top", chromedp.Evaluate[chromedp.Void](`document.getElementById('timeline').scrollTop = 0`))
-			tb.waitFor("earlier events", fmt.Sprintf(`[...document.querySelectorAll('#timeline .event[data-seq]')].some((el) => +el.dataset.seq < %d)`, before.Min), 10*time.Second)
+			tb.waitFor("earlier events", fmt.Sprintf(`!!document.getElementById('e%d')`, before.Min-1), 10*time.Second)
+			took := time.Since(t0)
 			after := state()
-			t.Logf("scroll %d: events %d–%d (%d elements)", i+1, after.Min, after.Max, after.Count)
+			t.Logf("scroll %d: events %d–%d (%d elements), the earlier page on the page %v after the scroll", i+1, after.Min, after.Max, after.Count, took.Round(time.Millisecond))
 			if after.Min >= before.Min || after.Max != bigEvents || after.Count <= before.Count {
 				t.Errorf("after scrolling up: events %d–%d (%d), before %d–%d (%d)", after.Min, after.Max, after.Count, before.Min, before.Max, before.Count)
 			}
@@ -765,6 +767,48 @@ func TestBrowser(t *testing.T) {
 				t.Errorf("event %d shows %q", after.Min+1, text)
 			}
 		}
+		// Twenty pages more, and then scrolling through all of them: how
+		// long each page takes to come, and the longest frame.
+		var total, worst time.Duration
+		const pages = 20
+		for range pages {
+			before := state()
+			t0 := time.Now()
+			tb.do("scroll to the top", chromedp.Evaluate[chromedp.Void](`document.getElementById('timeline').scrollTop = 0`))
+			tb.waitFor("earlier events", fmt.Sprintf(`!!document.getElementById('e%d')`, before.Min-1), 10*time.Second)
+			took := time.Since(t0)
+			total += took
+			worst = max(worst, took)
+		}
+		w1 := state()
+		t.Logf("%d more pages up: %v each on average, %v at worst; now events %d–%d (%d elements)",
+			pages, (total / pages).Round(time.Millisecond), worst.Round(time.Millisecond), w1.Min, w1.Max, w1.Count)
+		sctx, scancel := context.WithTimeout(tb.ctx, 30*time.Second)
+		frames, err := chromedp.Run(sctx, chromedp.Evaluate[[]float64](`new Promise((done) => {
+			const tl = document.getElementById('timeline');
+			tl.scrollTop = tl.scrollHeight;
+			const times = [];
+			let last = performance.now();
+			const step = () => {
+				const now = performance.now();
+				times.push(now - last);
+				last = now;
+				if (times.length > 120) { done(times.slice(1)); return; }
+				tl.scrollTop -= 120;
+				requestAnimationFrame(step);
+			};
+			requestAnimationFrame(step);
+		})`, chromedp.EvalAwaitPromise))
+		scancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum, longest float64
+		for _, f := range frames {
+			sum += f
+			longest = max(longest, f)
+		}
+		t.Logf("scrolling up 120 px a frame through %d elements: %.1f ms a frame on average, %.1f ms the longest", w1.Count, sum/float64(len(frames)), longest)
 	})
 	t.Run("live", func(t *testing.T) {
 		id := "s_live_browser"

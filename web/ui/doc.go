@@ -65,7 +65,28 @@
 // Streaming deltas are .streaming elements (no .event) in #live-area. Raw
 // events are hidden unless #show-raw is checked. A deep-linked or
 // keyboard-focused event has .highlight and the focus; button.source-btn on an
-// event shows its native line in pre.source-line.
+// event shows its native line in pre.source-line (it and the a.seq-link show
+// on hover or focus of their row).
+//
+// Reading aids: a turn.started is .turn-start with span.turn-prompt (the
+// first line of the turn's user message, which gets .prompt); a turn.ended is
+// .turn-foot[data-foot-turn] whose .turn-figures and data-input, data-output,
+// data-cache-read, data-cache-write, data-cost, data-calls and data-duration-ms
+// are the turn's usage (summarizeTurns; "" for a figure nobody reported).
+// Usage rows are hidden unless checkbox #show-usage is checked. A file.change
+// draws each diff as pre.diff-unified (span.d-line .d-add/.d-del/.d-hunk/
+// .d-ctx/.d-meta) or, after its button.split-btn, table.diff-split (td.d-del
+// on the left, td.d-add on the right). button.copy-btn copies a message, a
+// tool input (the command of a shell call), an output or a diff, and has
+// data-copied="true" once it did. A clipped text's .truncated-note has
+// button.full-btn, which fetches the native line; the note then has .full,
+// data-chars (code points shown) and data-from ("json", or "line" when the
+// whole line is shown). Runs of plumbing events (hook, session.updated,
+// session.state, session.title, message.accepted/started/completed,
+// message.status, account) sit in details.fold[data-count] as direct
+// children of #timeline, raw events joining the fold they follow
+// (data-raw). An unknown session replaces the page with main#not-found and
+// its a.back-link; an unknown path is static/notfound.html, with status 404.
 //
 // Usage page (/usage?period=N|all&by=K): select#usage-period and
 // select#usage-by; #usage (aria-busy while loading); #usage-tiles with

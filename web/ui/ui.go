@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -55,8 +56,9 @@ type asset struct {
 //   - /usage : the usage page, charts and a table of GET /api/usage;
 //   - /static/... : the embedded scripts, styles and images.
 //
-// Only GET and HEAD are allowed. Every other path answers 404 (a JSON error
-// under /api/, in case the API is not mounted). Responses carry
+// Only GET and HEAD are allowed. Every other path answers 404: a page that
+// says so with a link back to the sessions list, or a JSON error under
+// /api/, in case the API is not mounted. Responses carry
 // Cache-Control: no-cache with an ETag, so a new binary's assets are picked up
 // at once while unchanged ones revalidate cheaply, and the security headers
 // (Content-Security-Policy, X-Content-Type-Options, Referrer-Policy). The
@@ -66,6 +68,7 @@ func Handler() http.Handler {
 	index := assets["index.html"]
 	session := assets["session.html"]
 	usage := assets["usage.html"]
+	notFound := func(w http.ResponseWriter, r *http.Request) { serveNotFound(w, r, assets["notfound.html"]) }
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
@@ -135,7 +138,7 @@ func loadAssets() map[string]*asset {
 	if err != nil {
 		panic("ui: " + err.Error())
 	}
-	for _, page := range []string{"index.html", "session.html"} {
+	for _, page := range []string{"index.html", "session.html", "notfound.html"} {
 		if assets[page] == nil {
 			panic("ui: static/" + page + " is not embedded")
 		}
@@ -159,7 +162,8 @@ func serveAsset(w http.ResponseWriter, r *http.Request, a *asset) {
 	http.ServeContent(w, r, a.name, time.Time{}, bytes.NewReader(a.body))
 }
 
-func notFound(w http.ResponseWriter, r *http.Request) {
+// serveNotFound answers 404 with page, or with a JSON error under /api/.
+func serveNotFound(w http.ResponseWriter, r *http.Request, page *asset) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-cache")
 	if r.URL.Path == "/api" || strings.HasPrefix(r.URL.Path, "/api/") {
@@ -168,5 +172,10 @@ func notFound(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(`{"error":"not found"}` + "\n"))
 		return
 	}
-	http.Error(w, "404 page not found", http.StatusNotFound)
+	h.Set("Content-Type", page.contentType)
+	h.Set("Content-Length", strconv.Itoa(len(page.body)))
+	w.WriteHeader(http.StatusNotFound)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(page.body)
+	}
 }

@@ -124,6 +124,16 @@ func TestNotFound(t *testing.T) {
 			if got := rec.Header().Get("X-Content-Type-Options"); got != "nosniff" {
 				t.Errorf("GET %s: X-Content-Type-Options = %q", path, got)
 			}
+			if strings.HasPrefix(path, "/api/") {
+				return
+			}
+			// A page a person can read, with the way back to the list.
+			if ct := rec.Header().Get("Content-Type"); ct != "text/html; charset=utf-8" {
+				t.Errorf("GET %s: Content-Type %q, want an HTML page", path, ct)
+			}
+			if body := rec.Body.String(); !strings.Contains(body, `<a class="back-link" href="/">`) || !strings.Contains(body, "not found") {
+				t.Errorf("GET %s: the page has no link back to the sessions list:\n%s", path, body)
+			}
 		})
 	}
 	// The mux redirects a path with dot segments to its clean form.

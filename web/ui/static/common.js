@@ -506,3 +506,49 @@ export function debounce(fn, ms) {
 export function sessionPath(id) {
   return '/sessions/' + encodeURIComponent(id);
 }
+
+// ---- copying ----
+
+/**
+ * copyText puts text on the clipboard: navigator.clipboard where the page
+ * may use it, else a hidden textarea and the copy command. It resolves to
+ * whether the text was copied.
+ */
+export async function copyText(text) {
+  try {
+    if (navigator.clipboard && window.isSecureContext) {
+      await navigator.clipboard.writeText(text);
+      return true;
+    }
+  } catch { /* fall back */ }
+  const ta = document.createElement('textarea');
+  ta.value = text;
+  ta.setAttribute('readonly', '');
+  ta.className = 'copy-buffer';
+  document.body.append(ta);
+  ta.select();
+  let ok = false;
+  try { ok = document.execCommand('copy'); } catch { ok = false; }
+  ta.remove();
+  return ok;
+}
+
+/**
+ * copyButton is a button that copies what text() returns when clicked and
+ * says "copied" (or "not copied") for a moment. what names the text for
+ * assistive technology ("Copy the output").
+ */
+export function copyButton(text, what) {
+  const b = h('button', { type: 'button', class: 'copy-btn', title: 'Copy ' + what, 'aria-label': 'Copy ' + what, text: 'copy' });
+  let timer = null;
+  b.addEventListener('click', async (e) => {
+    e.stopPropagation();
+    const ok = await copyText(String(text() ?? ''));
+    b.textContent = ok ? 'copied' : 'not copied';
+    b.classList.toggle('copied', ok);
+    b.dataset.copied = ok ? 'true' : 'false';
+    clearTimeout(timer);
+    timer = setTimeout(() => { b.textContent = 'copy'; b.classList.remove('copied'); }, 1500);
+  });
+  return b;
+}

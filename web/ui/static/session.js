@@ -8,11 +8,12 @@
 import {
   api, apiSend, apiText, openStream, h, svg, icon, str, num, oneOf, fmtTokens, fmtInt, fmtCost,
   fmtDuration, parseTime, fmtClock, fmtWhen, fmtFull, statusBadge, reasonLabel,
-  showError, throttle, STATUSES,
+  showError, throttle, copyButton, STATUSES,
 } from './common.js';
 import { renderMarkdown } from './markdown.js';
 
 const PAGE = 200;
+const PREFIX = 200; // characters of a clipped text looked for in its native line
 const NEAR = 600; // px from an edge of the timeline that loads the next page
 
 const $ = (id) => document.getElementById(id);
@@ -51,6 +52,11 @@ const S = {
   liveEls: new Map(), // key -> streaming element
   applyingLive: false, // rendering events that arrived on the stream
   highlighted: null,
+  usage: [],         // the session's usage events, for the turn footers
+  usageLoaded: false,
+  turnUsage: new Map(), // turn -> its usage summary (summarizeTurns)
+  turnStart: new Map(), // turn -> time of its turn.started
+  turnHeads: new Map(), // turn -> its header element
 };
 
 // Timeline skeleton: [start edge] events… [end edge] [live area].
@@ -123,13 +129,92 @@ function badge(text, cls, title) {
   return h('span', { class: 'badge' + (cls ? ' ' + cls : ''), text, title });
 }
 
-function truncNote(p, what) {
+// truncNote is the note under a clipped text (null when nothing was cut).
+// Given ev and show, and when the event's native line is stored, it has a
+// button that fetches the line and calls show with the text in full.
+function truncNote(p, what, ev, show, clippedText) {
   if (p.truncated !== true) return null;
   const n = num(p.characters);
-  return h('p', {
-    class: 'truncated-note',
-    text: n !== null ? 'truncated — ' + n + ' characters in all' : 'truncated — ' + (what || 'the text') + ' was clipped to 8,000 characters',
+  const note = h('p', { class: 'truncated-note' }, h('span', {
+    class: 'truncated-text',
+    text: n !== null ? 'clipped: ' + fmtInt(n) + ' characters in all' : (what || 'the text') + ' was clipped to 8,000 characters',
+  }));
+  const src = ev && ev.source;
+  if (!show || !src || num(src.line) === null || src.line < 1) return note;
+  const stream = oneOf(src.stream, ['stdout', 'stderr'], 'stdout');
+  const label = n !== null ? 'show all ' + fmtInt(n) + ' characters' : 'show all';
+  const b = h('button', { type: 'button', class: 'full-btn', title: 'Fetch native line ' + src.line + ' and show ' + (what || 'the text') + ' in full', text: label });
+  b.addEventListener('click', async () => {
+    b.disabled = true;
+    b.textContent = 'loading…';
+    try {
+      const line = await apiText(base + '/lines/' + encodeURIComponent(String(src.line)), { stream });
+      const full = fullText(line, ev, str(clippedText));
+      show(full.text);
+      const chars = [...full.text].length;
+      note.dataset.chars = String(chars);
+      note.dataset.from = full.from;
+      note.classList.add('full');
+      note.replaceChildren(h('span', {
+        class: 'truncated-text',
+        text: full.from === 'json' ? 'in full: ' + fmtInt(chars) + ' characters, from native line ' + src.line
+          : 'native line ' + src.line + ' as stored (the text could not be picked out of it)',
+      }));
+    } catch (err) {
+      b.disabled = false;
+      b.textContent = label;
+      b.title = 'cannot load the line: ' + err.message;
+      note.dataset.error = err.message;
+    }
   });
+  note.append(' ', b);
+  return note;
+}
+
+const ID_KEYS = ['tool_use_id', 'call_id', 'callId', 'toolCallId', 'tool_call_id', 'id'];
+const SKIP_KEYS = new Set(['type', ...ID_KEYS]);
+
+// fullText picks the text an event clipped out of its native line: for a
+// tool call the arguments of the object with its id; else the longest text
+// that starts as the clipped one does, an object with the event's call id
+// counting as its strings joined by newlines (a result made of several text
+// blocks). When nothing fits, the whole line is the answer.
+function fullText(line, ev, clippedText) {
+  let root;
+  try { root = JSON.parse(line); } catch { return { text: line, from: 'line' }; }
+  const p = ev.payload || {};
+  const callId = str(p.callId);
+  const prefix = clippedText.slice(0, PREFIX);
+  let best = null;
+  const consider = (s) => {
+    if (typeof s === 'string' && s.startsWith(prefix) && (best === null || s.length > best.length)) best = s;
+  };
+  const leaves = (v, out, depth) => {
+    if (depth > 64) return out;
+    if (typeof v === 'string') out.push(v);
+    else if (Array.isArray(v)) for (const x of v) leaves(x, out, depth + 1);
+    else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) if (!SKIP_KEYS.has(k)) leaves(x, out, depth + 1);
+    return out;
+  };
+  let args = null;
+  const walk = (v, depth) => {
+    if (depth > 64) return;
+    if (typeof v === 'string') { consider(v); return; }
+    if (Array.isArray(v)) { for (const x of v) walk(x, depth + 1); return; }
+    if (!v || typeof v !== 'object') return;
+    if (callId && ID_KEYS.some((k) => v[k] === callId)) {
+      if (ev.type === 'tool.call') {
+        for (const k of ['input', 'arguments', 'args']) if (v[k] !== undefined && args === null) args = v[k];
+      } else {
+        consider(leaves(v, [], depth).join('\n'));
+      }
+    }
+    for (const x of Object.values(v)) walk(x, depth + 1);
+  };
+  walk(root, 0);
+  if (args !== null) return { text: typeof args === 'string' ? prettyJSON(args) : JSON.stringify(args, null, 2), from: 'json' };
+  if (best !== null && best.length >= clippedText.length) return { text: best, from: 'json' };
+  return { text: line, from: 'line' };
 }
 
 function prettyJSON(s) {
@@ -199,11 +284,19 @@ class ToolView {
     if (on && !this.inputDone) {
       this.inputDone = true;
       const p = this.ev.payload || {};
-      this.inputBox.append(
-        h('div', { class: 'section-label', text: 'input' }),
-        h('pre', { class: 'tool-input', text: prettyJSON(p.input) }),
-      );
-      const note = truncNote({ truncated: p.truncated }, 'the input');
+      const pre = h('pre', { class: 'tool-input', text: prettyJSON(p.input) });
+      const holder = { cmd: commandOf(p.input) };
+      const cmd = holder.cmd.isCommand;
+      const label = h('div', { class: 'section-label' }, h('span', { text: 'input' }),
+        copyButton(() => holder.cmd.text, cmd ? 'the command' : 'the input'));
+      const native = str(p.name);
+      const facts = [native && native !== str(p.displayName) ? 'native name ' + native : native ? 'name ' + native : '',
+        'category ' + this.category, this.callId ? 'call ' + this.callId : ''].filter(Boolean).join(' · ');
+      this.inputBox.append(h('div', { class: 'tool-facts', text: facts }), label, pre);
+      const note = truncNote({ truncated: p.truncated }, 'the input', this.ev, (full) => {
+        pre.textContent = full;
+        holder.cmd = commandOf(full);
+      }, str(p.input));
       if (note) this.inputBox.append(note);
     }
   }
@@ -268,6 +361,19 @@ class ToolView {
   }
 }
 
+// commandOf is what a call's copy button copies: the command of a shell
+// call (its input's "command", a string or a list of words), else the input.
+function commandOf(input) {
+  let v = null;
+  try { v = JSON.parse(str(input)); } catch { /* not JSON */ }
+  if (v && typeof v === 'object' && !Array.isArray(v)) {
+    const c = v.command ?? v.cmd;
+    if (typeof c === 'string') return { text: c, isCommand: true };
+    if (Array.isArray(c) && c.every((x) => typeof x === 'string')) return { text: c.join(' '), isCommand: true };
+  }
+  return { text: prettyJSON(input), isCommand: false };
+}
+
 // pendingText is the state of a call without a result: running while the
 // session runs, else it never got one.
 function pendingText() {
@@ -298,13 +404,20 @@ function resultElement(ev) {
       h('span', { class: 'line-label', text: 'result' }),
       h('span', { class: 'line-text', text: (str(p.name) || 'tool') + ' (call not loaded)' })),
     meta(ev)));
+  const holder = { text: str(p.output) };
   const label = h('div', { class: 'section-label' }, h('span', { text: p.isError === true ? 'output (error)' : 'output' }));
   if (code !== null) label.append(badge('exit ' + code, code === 0 ? 'badge-ok' : 'badge-bad'));
+  if (holder.text) label.append(copyButton(() => holder.text, 'the output'));
   label.append(meta(ev));
   el.append(label);
-  const out = str(p.output);
-  el.append(h('pre', { class: 'tool-output' + (out ? '' : ' empty'), text: out || '(no output)' }));
-  const note = truncNote(p, 'the output');
+  const out = holder.text;
+  const pre = h('pre', { class: 'tool-output' + (out ? '' : ' empty'), text: out || '(no output)' });
+  el.append(pre);
+  const note = truncNote(p, 'the output', ev, (full) => {
+    holder.text = full;
+    pre.textContent = full;
+    pre.classList.add('full');
+  }, out);
   if (note) el.append(note);
   return el;
 }
@@ -321,9 +434,26 @@ function renderMessage(ev) {
   const badges = [];
   if (p.partial === true) badges.push(badge('partial', 'badge-warn', 'the stream ended before the complete message'));
   if (typeof p.mode === 'string' && p.mode) badges.push(badge(p.mode, 'badge-dim', 'sent while a turn was running'));
-  el.append(h('div', { class: 'event-head' }, h('span', { class: 'role', text: str(p.role) || 'message' }), meta(ev, ...badges)));
-  el.append(renderMarkdown(str(p.text)));
-  const note = truncNote(p, 'the message');
+  const holder = { text: str(p.text) };
+  const turn = num(ev.turn) ?? 0;
+  const head = S.turnHeads.get(turn);
+  if (role === 'user' && !ev.parentCallId && head && !head.dataset.prompt && !p.mode) {
+    // The turn's prompt heads it.
+    const first = holder.text.split('\n').map((l) => l.trim()).find(Boolean) || '';
+    head.dataset.prompt = String(ev.seq ?? '');
+    head.querySelector('.turn-prompt').textContent = first.length > 160 ? first.slice(0, 159) + '…' : first;
+    el.classList.add('prompt');
+  }
+  el.append(h('div', { class: 'event-head' }, h('span', { class: 'role', text: str(p.role) || 'message' }),
+    meta(ev, ...badges, holder.text ? copyButton(() => holder.text, 'the message') : null)));
+  let md = renderMarkdown(holder.text);
+  el.append(md);
+  const note = truncNote(p, 'the message', ev, (full) => {
+    holder.text = full;
+    const next = renderMarkdown(full);
+    md.replaceWith(next);
+    md = next;
+  }, holder.text);
   if (note) el.append(note);
   return el;
 }
@@ -345,8 +475,9 @@ function renderThinking(ev) {
   sum.append(label, meta(ev, p.partial === true ? badge('partial', 'badge-warn') : null));
   d.append(sum);
   if (p.redacted !== true || text) {
-    d.append(h('div', { class: 'thinking-text', text }));
-    const note = truncNote(p, 'the reasoning');
+    const box = h('div', { class: 'thinking-text', text });
+    d.append(box);
+    const note = truncNote(p, 'the reasoning', ev, (full) => { box.textContent = full; }, text);
     if (note) d.append(note);
   }
   el.append(d);
@@ -401,21 +532,78 @@ function updatePlanChip() {
   chip.textContent = 'plan ' + S.plan.done + '/' + S.plan.total;
 }
 
+const DIFF_MAX = 4000; // lines of one diff drawn
+
+// diffClass is the class of one line of a unified diff.
+function diffClass(l) {
+  if (l.startsWith('+++') || l.startsWith('---') || l.startsWith('diff ') || l.startsWith('index ')) return 'd-meta';
+  if (l.startsWith('@@')) return 'd-hunk';
+  if (l.startsWith('+')) return 'd-add';
+  if (l.startsWith('-')) return 'd-del';
+  if (l.startsWith('\\')) return 'd-meta';
+  return 'd-ctx';
+}
+
+function diffLines(diff) {
+  return diff.replace(/\n$/, '').split('\n');
+}
+
+// diffView draws a unified diff, one line a row, added and removed lines
+// coloured.
 function diffView(diff) {
-  const pre = h('pre', { class: 'diff' });
-  const lines = diff.replace(/\n$/, '').split('\n');
-  const max = 4000;
-  for (const l of lines.slice(0, max)) {
-    let cls = 'd-ctx';
-    if (l.startsWith('+++') || l.startsWith('---') || l.startsWith('diff ') || l.startsWith('index ')) cls = 'd-meta';
-    else if (l.startsWith('@@')) cls = 'd-hunk';
-    else if (l.startsWith('+')) cls = 'd-add';
-    else if (l.startsWith('-')) cls = 'd-del';
-    else if (l.startsWith('\\')) cls = 'd-meta';
-    pre.append(h('span', { class: 'd-line ' + cls, text: l + '\n' }));
-  }
-  if (lines.length > max) pre.append(h('span', { class: 'd-line d-meta', text: '… ' + (lines.length - max) + ' more lines' }));
+  const pre = h('pre', { class: 'diff diff-unified' });
+  const lines = diffLines(diff);
+  for (const l of lines.slice(0, DIFF_MAX)) pre.append(h('span', { class: 'd-line ' + diffClass(l), text: l + '\n' }));
+  if (lines.length > DIFF_MAX) pre.append(h('span', { class: 'd-line d-meta', text: '… ' + (lines.length - DIFF_MAX) + ' more lines' }));
   return pre;
+}
+
+// splitView draws a unified diff side by side: the old text on the left,
+// the new on the right, a run of removed lines beside the run of added
+// lines that replaced it, each side numbered from its hunk's header.
+function splitView(diff) {
+  const body = h('tbody');
+  const table = h('table', { class: 'diff diff-split' },
+    h('colgroup', null, h('col', { class: 'c-num' }), h('col'), h('col', { class: 'c-num' }), h('col')), body);
+  let oldN = 0;
+  let newN = 0;
+  let dels = [];
+  let adds = [];
+  const cells = (side, cls) => side
+    ? [h('td', { class: 'd-num', text: String(side.n) }), h('td', { class: 'd-code ' + cls, text: side.t })]
+    : [h('td', { class: 'd-num' }), h('td', { class: 'd-code d-empty' })];
+  const flush = () => {
+    for (let i = 0; i < Math.max(dels.length, adds.length); i++) body.append(h('tr', null, ...cells(dels[i], 'd-del'), ...cells(adds[i], 'd-add')));
+    dels = [];
+    adds = [];
+  };
+  const lines = diffLines(diff);
+  for (const l of lines.slice(0, DIFF_MAX)) {
+    const cls = diffClass(l);
+    if (cls === 'd-meta') continue;
+    if (cls === 'd-hunk') {
+      flush();
+      const m = /^@@ -(\d+)(?:,\d+)? \+(\d+)/.exec(l);
+      if (m) { oldN = +m[1]; newN = +m[2]; }
+      body.append(h('tr', { class: 'd-hunk-row' }, h('td', { class: 'd-code d-hunk', colspan: '4', text: l })));
+    } else if (cls === 'd-del') {
+      dels.push({ n: oldN++, t: l.slice(1) });
+    } else if (cls === 'd-add') {
+      adds.push({ n: newN++, t: l.slice(1) });
+    } else {
+      flush();
+      const t = l.slice(1);
+      body.append(h('tr', null, ...cells({ n: oldN++, t }, 'd-ctx'), ...cells({ n: newN++, t }, 'd-ctx')));
+    }
+  }
+  flush();
+  if (lines.length > DIFF_MAX) body.append(h('tr', null, h('td', { class: 'd-code d-meta', colspan: '4', text: '… ' + (lines.length - DIFF_MAX) + ' more lines' })));
+  return table;
+}
+
+const SPLIT_KEY = 'agentstream.diffSplit';
+function splitPreferred() {
+  try { return localStorage.getItem(SPLIT_KEY) === '1'; } catch { return false; }
 }
 
 function renderFileChange(ev) {
@@ -436,17 +624,33 @@ function renderFileChange(ev) {
     if (c.movePath) head.append(h('span', { class: 'change-move', text: ' → ' + str(c.movePath) }));
     const box = h('div', { class: 'change' }, head);
     if (typeof c.diff === 'string' && c.diff) {
+      const diff = c.diff;
       let add = 0;
       let del = 0;
-      for (const l of c.diff.split('\n')) {
+      for (const l of diff.split('\n')) {
         if (l.startsWith('+') && !l.startsWith('+++')) add++;
         else if (l.startsWith('-') && !l.startsWith('---')) del++;
       }
       head.append(h('span', { class: 'change-stat' }, h('span', { class: 'stat-add', text: '+' + add }), ' ', h('span', { class: 'stat-del', text: '−' + del })));
-      box.append(diffView(c.diff));
+      let split = splitPreferred();
+      let view = split ? splitView(diff) : diffView(diff);
+      const toggle = h('button', { type: 'button', class: 'split-btn', 'aria-pressed': String(split), title: 'Show the old and new text side by side', text: 'side by side' });
+      toggle.addEventListener('click', () => {
+        split = !split;
+        const next = split ? splitView(diff) : diffView(diff);
+        view.replaceWith(next);
+        view = next;
+        toggle.setAttribute('aria-pressed', String(split));
+        try { localStorage.setItem(SPLIT_KEY, split ? '1' : ''); } catch { /* ignore */ }
+      });
+      head.append(h('span', { class: 'change-tools' }, toggle, copyButton(() => diff, 'the diff')));
+      box.append(view);
+    } else if (p.truncated === true) {
+      box.append(h('p', { class: 'truncated-note', text: 'no diff: the texts were too large to keep' }));
     }
     el.append(box);
   }
+  if (p.truncated === true && changes.some((c) => c && c.diff)) el.append(h('p', { class: 'truncated-note', text: 'the diff was clipped' }));
   return el;
 }
 
@@ -678,7 +882,7 @@ function renderHook(ev) {
   if (p.output) {
     const pre = h('pre', { class: 'code-box', text: str(p.output) });
     el.append(detailsBlock('output', pre));
-    const note = truncNote(p, 'the output');
+    const note = truncNote(p, 'the output', ev, (full) => { pre.textContent = full; }, str(p.output));
     if (note) el.append(note);
   }
   return el;
@@ -718,20 +922,143 @@ function renderSubagent(ev) {
   return line(ev, 'subagent small ' + (st === 'failed' ? 'bad' : 'dim'), 'subagent ' + (st || ''), [str(p.name), str(p.description)].filter(Boolean).join(': '));
 }
 
+// renderTurnStarted is a turn's header: its number and, once the turn's
+// user message is rendered, that prompt's first line.
 function renderTurnStarted(ev) {
   const el = shell(ev, 'turn-start');
   const p = ev.payload || {};
-  const n = num(p.turn) ?? num(ev.turn);
-  el.append(h('div', { class: 'event-head' }, h('span', { class: 'turn-label', text: 'turn ' + (n ?? '') }), meta(ev)));
+  const n = num(ev.turn) ?? num(p.turn) ?? 0;
+  el.append(h('div', { class: 'event-head' },
+    h('span', { class: 'turn-label' }, h('span', { class: 'turn-number', text: 'turn ' + n }), h('span', { class: 'turn-prompt' })),
+    meta(ev)));
+  S.turnHeads.set(n, el);
+  const t = envTime(ev);
+  if (t) S.turnStart.set(n, t);
   return el;
 }
 
+// renderTurnEnded is a turn's footer: how it ended and what it spent, from
+// the turn's usage events (filled in by fillFooter once they are loaded).
 function renderTurnEnded(ev) {
   const p = ev.payload || {};
   const reason = str(p.reason) || 'ok';
   const cls = reason === 'error' ? 'bad' : reason === 'interrupt' ? 'warn' : 'dim';
-  const n = num(p.turn) ?? num(ev.turn);
-  return line(ev, 'turn-end small ' + cls, 'turn ' + (n ?? '') + ' ended', reason === 'ok' ? '' : reason);
+  const n = num(ev.turn) ?? num(p.turn) ?? 0;
+  const el = shell(ev, 'turn-end turn-foot small ' + cls);
+  el.dataset.footTurn = String(n);
+  const t0 = S.turnStart.get(n);
+  const t1 = envTime(ev);
+  if (t0 && t1 && t1 >= t0) el.dataset.wallMs = String(t1 - t0);
+  el.append(h('div', { class: 'event-head' },
+    h('span', { class: 'line-body' },
+      h('span', { class: 'line-label', text: 'turn ' + n + (reason === 'ok' ? '' : ' · ' + reason) }),
+      h('span', { class: 'line-text turn-figures', text: S.usageLoaded ? '' : 'usage…' })),
+    meta(ev)));
+  if (S.usageLoaded) {
+    fillFooter(el);
+    // usage that arrived with this batch is summed once the throttle runs
+    if (S.applyingLive) refreshFootersSoon();
+  }
+  return el;
+}
+
+const TOKEN_FIELDS = [
+  ['inputTokens', 'in', 'input'], ['outputTokens', 'out', 'output'],
+  ['cacheReadTokens', 'cache read', 'cacheRead'], ['cacheCreationTokens', 'cache write', 'cacheWrite'],
+];
+
+// summarizeTurns gives each turn's usage from a session's usage events (in
+// seq order), by the recap's rules within the turn: where the turn has the
+// harness's running totals, what they grew by over the turn (run by run,
+// runs added up), plus the model calls after the turn's latest total; else
+// the sum of its model calls. Duration and the count of model calls come
+// from the totals where they give them. A figure nobody reported is null.
+function summarizeTurns(list) {
+  const turns = new Map();
+  const prevByRun = new Map();
+  const part = () => ({ n: 0, sums: {}, cost: null, costMissing: false, estimate: false });
+  const addCall = (a, p) => {
+    a.n++;
+    for (const [k] of TOKEN_FIELDS) { const v = num(p[k]); if (v !== null) a.sums[k] = (a.sums[k] ?? 0) + v; }
+    const c = usageCost(p);
+    if (c !== null) a.cost = (a.cost ?? 0) + c; else a.costMissing = true;
+    if (p.estimate === true) a.estimate = true;
+  };
+  for (const ev of list) {
+    const p = ev.payload || {};
+    const t = num(ev.turn) ?? 0;
+    let s = turns.get(t);
+    if (!s) { s = { calls: 0, all: part(), after: part(), runs: new Map() }; turns.set(t, s); }
+    if (p.scope === 'call') {
+      s.calls++;
+      addCall(s.all, p);
+      addCall(s.after, p);
+    } else if (p.scope === 'session') {
+      const run = Math.max(1, num(p.run) ?? 1);
+      if (!s.runs.has(run)) s.runs.set(run, { before: prevByRun.get(run) || null, last: null });
+      s.runs.get(run).last = p;
+      prevByRun.set(run, p);
+      s.after = part(); // the calls so far are in this total
+    }
+  }
+  const out = new Map();
+  for (const [t, s] of turns) {
+    const grew = (get) => {
+      let total = null;
+      for (const { before, last } of s.runs.values()) {
+        const a = get(last);
+        if (a === null) continue;
+        const b = before ? get(before) ?? 0 : 0;
+        total = (total ?? 0) + Math.max(0, a - b);
+      }
+      return total;
+    };
+    const plus = (a, b) => (a === null && b === null ? null : (a ?? 0) + (b ?? 0));
+    const totals = s.runs.size > 0;
+    const calls = totals ? s.after : s.all;
+    const f = { calls: s.calls, estimate: calls.estimate };
+    for (const [k] of TOKEN_FIELDS) f[k] = plus(totals ? grew((p) => num(p[k])) : null, calls.sums[k] ?? null);
+    const base = totals ? grew(usageCost) : null;
+    f.costUsd = plus(base, calls.cost);
+    f.costPartial = f.costUsd !== null && calls.costMissing;
+    f.durationMs = grew((p) => num(p.durationMs));
+    const counted = totals ? grew((p) => num(p.turns)) : null;
+    f.modelCalls = counted !== null ? counted + s.after.n : s.calls || null;
+    out.set(t, f);
+  }
+  return out;
+}
+
+// fillFooter writes a turn footer's figures from S.turnUsage.
+function fillFooter(el) {
+  const turn = Number(el.dataset.footTurn) || 0;
+  const f = S.turnUsage.get(turn) || null;
+  const parts = [];
+  const v = (x) => (x === null || x === undefined ? '' : String(x));
+  if (!f) {
+    parts.push('usage not reported');
+  } else {
+    if (num(f.modelCalls) !== null) parts.push(fmtInt(f.modelCalls) + (f.modelCalls === 1 ? ' model call' : ' model calls'));
+    const est = f.estimate ? '≥' : '';
+    for (const [k, label] of TOKEN_FIELDS) {
+      if (num(f[k]) !== null) parts.push(label + ' ' + (k === 'outputTokens' ? est : '') + fmtTokens(f[k]));
+      else if (k === 'inputTokens' || k === 'outputTokens') parts.push(label + ' not reported');
+    }
+    const cost = fmtCost(f.costUsd);
+    parts.push(cost ? (f.costPartial ? '≥' : '') + cost : 'cost not reported');
+  }
+  const wall = num(Number(el.dataset.wallMs));
+  const d = f && num(f.durationMs) !== null ? f.durationMs : el.dataset.wallMs ? wall : null;
+  parts.push(d !== null ? fmtDuration(d) : 'time not reported');
+  el.querySelector('.turn-figures').textContent = parts.join(' · ');
+  Object.assign(el.dataset, {
+    input: v(f && f.inputTokens), output: v(f && f.outputTokens), cacheRead: v(f && f.cacheReadTokens),
+    cacheWrite: v(f && f.cacheCreationTokens), cost: v(f && f.costUsd), calls: v(f && f.calls), durationMs: v(d),
+  });
+}
+
+function fillFooters() {
+  for (const el of timeline.querySelectorAll('.turn-foot')) fillFooter(el);
 }
 
 function renderUnknown(ev) {
@@ -840,7 +1167,74 @@ function renderOne(ev, ctx) {
       orphanEntry(parent).children.push(el);
     }
   }
-  ctx.top.append(el);
+  placeTop(ctx.top, el);
+}
+
+// ---- plumbing, folded ----
+//
+// Events that say how the session ran rather than what the agent did are
+// folded, each run of them into one details row ("3 session events") that
+// opens on demand. Raw events, shown only with "show raw", join the fold
+// they follow (and "show raw" opens it); usage rows have their own toggle.
+
+const PLUMBING = new Set([
+  'hook', 'session.updated', 'session.state', 'session.title', 'message.accepted', 'message.started',
+  'message.completed', 'message.status', 'account',
+]);
+
+function isFold(n) {
+  return !!n && n.nodeType === 1 && n.classList.contains('fold');
+}
+
+function newFold() {
+  const list = h('div', { class: 'fold-list' });
+  const d = h('details', { class: 'fold', dataset: { count: '0' } },
+    h('summary', { class: 'fold-summary' }, h('span', { class: 'fold-count' }), h('span', { class: 'fold-kinds' })), list);
+  d._list = list;
+  return d;
+}
+
+function updateFold(d) {
+  const items = [...d._list.children].filter((el) => el.dataset.type !== 'raw');
+  const kinds = new Map();
+  for (const el of items) {
+    const k = (el.dataset.type || 'event').replace(/^session\./, 'session ').replace(/^message\./, 'message ');
+    kinds.set(k, (kinds.get(k) || 0) + 1);
+  }
+  d.dataset.count = String(items.length);
+  d.querySelector('.fold-count').textContent = items.length + (items.length === 1 ? ' session event' : ' session events');
+  d.querySelector('.fold-kinds').textContent = [...kinds].map(([k, n]) => (n > 1 ? n + ' × ' : '') + k).join(' · ');
+  const first = items[0];
+  const last = items[items.length - 1];
+  d.dataset.first = first ? first.dataset.seq || '' : '';
+  d.dataset.last = last ? last.dataset.seq || '' : '';
+}
+
+// placeTop appends a top-level element to parent, a plumbing event into
+// the fold at parent's end (a new one if there is none).
+function placeTop(parent, el) {
+  if (el.dataset.type === 'raw' && isFold(parent.lastChild) && !el.dataset.parent) {
+    parent.lastChild._list.append(el);
+    parent.lastChild.dataset.raw = 'true';
+    if (showRaw.checked) parent.lastChild.open = true;
+    return;
+  }
+  if (!PLUMBING.has(el.dataset.type) || el.dataset.parent) { parent.append(el); return; }
+  let d = parent.lastChild;
+  if (!isFold(d)) { d = newFold(); parent.append(d); }
+  d._list.append(el);
+  updateFold(d);
+}
+
+// joinFolds merges two folds that became neighbours when a page was
+// inserted between the edges: the one after into the one before.
+function joinFolds(a, b) {
+  if (!isFold(a) || !isFold(b)) return;
+  if (b.open) a.open = true;
+  if (b.dataset.raw) a.dataset.raw = 'true';
+  a._list.append(...b._list.children);
+  b.remove();
+  updateFold(a);
 }
 
 // mergeOrphans moves results and subagent events rendered before their call
@@ -873,6 +1267,10 @@ function noteContext(ev) {
     return;
   }
   if (ev.type !== 'usage') return;
+  if (num(ev.seq) !== null && !S.usage.some((e) => e.seq === ev.seq)) {
+    S.usage.push(ev);
+    if (S.usageLoaded) refreshFootersSoon();
+  }
   if (seq < S.context.seq) return;
   const point = contextPoint(ev);
   if (point === null) return;
@@ -902,11 +1300,13 @@ function contextPoint(ev) {
 // the chart of its context over time.
 async function loadContextPoints() {
   const points = [];
+  const all = [];
   let after = 0;
   for (let pages = 0; pages < 50; pages++) {
     const list = await api(base + '/events', { types: 'usage', after, limit: 5000 });
     if (!Array.isArray(list) || !list.length) break;
     for (const ev of list) {
+      if (ev && num(ev.seq) !== null) all.push(ev);
       const pt = contextPoint(ev);
       if (pt) points.push(pt);
     }
@@ -916,7 +1316,18 @@ async function loadContextPoints() {
   S.contextPoints = points.filter((p) => p.seq > 0).sort((a, b) => a.seq - b.seq);
   S.contextLoaded = true;
   drawContextChart();
+  // usage events that came live while the pages loaded
+  const seen = new Set(all.map((e) => e.seq));
+  S.usage = all.concat(S.usage.filter((e) => !seen.has(e.seq))).sort((a, b) => a.seq - b.seq);
+  S.usageLoaded = true;
+  S.turnUsage = summarizeTurns(S.usage);
+  fillFooters();
 }
+
+const refreshFootersSoon = throttle(() => {
+  S.turnUsage = summarizeTurns(S.usage);
+  fillFooters();
+}, 500);
 
 // drawContextChart draws the context used over the session's time: the
 // share of the window each model call sent, against the call's time (its
@@ -1163,6 +1574,8 @@ async function resetWindow(aroundSeq) {
   L.requests.clear();
   L.byCall.clear();
   S.plan = { seq: 0, el: null, done: 0, total: 0 };
+  S.turnHeads.clear();
+  S.turnStart.clear();
   updatePlanChip();
   S.liveEls.clear();
   liveArea.replaceChildren();
@@ -1207,7 +1620,10 @@ async function loadBefore() {
     if (!list.length) { S.lo = 1; return; }
     const anchor = pickAnchor();
     const ctx = renderBatch(list);
+    const oldFirst = startEdge.nextSibling;
+    const newLast = ctx.top.lastChild;
     startEdge.after(ctx.top);
+    joinFolds(newLast, oldFirst);
     mergeOrphans(ctx.newCalls);
     S.lo = list[0].seq;
     restoreAnchor(anchor);
@@ -1281,7 +1697,10 @@ function restoreAnchor(a) {
 function appendStored(list) {
   const follow = S.stick || isAtBottom();
   const ctx = renderBatch(list);
+  const oldLast = endEdge.previousSibling;
+  const newFirst = ctx.top.firstChild;
   endEdge.before(ctx.top);
+  if (oldLast !== startEdge) joinFolds(oldLast, newFirst);
   mergeOrphans(ctx.newCalls);
   S.hi = list[list.length - 1].seq;
   if (S.lo === null) S.lo = list[0].seq;
@@ -1426,6 +1845,7 @@ function reveal(el) {
     if (p.classList.contains('tool-body') && p.parentElement?._tool) p.parentElement._tool.setExpanded(true);
   }
   if (el.dataset.type === 'raw' && !showRaw.checked) { showRaw.checked = true; applyRaw(); }
+  if (el.dataset.type === 'usage' && !showUsage.checked) { showUsage.checked = true; applyUsage(); }
 }
 
 function highlight(el) {
@@ -1607,11 +2027,22 @@ async function showSource(btn) {
 
 function applyRaw() {
   timeline.classList.toggle('show-raw', showRaw.checked);
+  // the raw events folded with the plumbing show with their fold
+  for (const d of timeline.querySelectorAll('details.fold[data-raw]')) d.open = showRaw.checked;
   try { localStorage.setItem('agentstream.showRaw', showRaw.checked ? '1' : ''); } catch { /* ignore */ }
 }
 try { showRaw.checked = localStorage.getItem('agentstream.showRaw') === '1'; } catch { /* ignore */ }
 applyRaw();
 showRaw.addEventListener('change', applyRaw);
+
+const showUsage = $('show-usage');
+function applyUsage() {
+  timeline.classList.toggle('show-usage', showUsage.checked);
+  try { localStorage.setItem('agentstream.showUsage', showUsage.checked ? '1' : ''); } catch { /* ignore */ }
+}
+try { showUsage.checked = localStorage.getItem('agentstream.showUsage') === '1'; } catch { /* ignore */ }
+applyUsage();
+showUsage.addEventListener('change', applyUsage);
 
 expandAll.addEventListener('change', () => {
   const anchor = pickAnchor();
@@ -2039,6 +2470,23 @@ class RequestView {
 
 // ---- start ----
 
+// showNotFound replaces the page with what a visitor needs when the
+// address names no stored session: what was asked for, and the way back.
+function showNotFound() {
+  closeStream();
+  document.title = 'Session not found · agentstream';
+  document.body.classList.add('not-found-page');
+  for (const id of ['session-header', 'timeline', 'jump-bottom', 'composer', 'error']) { const e = $(id); if (e) e.hidden = true; }
+  document.querySelector('.toolbar').hidden = true;
+  const main = h('main', { class: 'not-found', id: 'not-found' },
+    h('h1', { text: 'No such session' }),
+    h('p', null, 'This server stores no session ', h('code', { text: sessionId }), '.'),
+    h('p', { class: 'not-found-hint', text: 'It may have been deleted, or the address is mistyped: a session id starts with s_.' }),
+    h('p', null, h('a', { class: 'back-link', href: '/', text: '← All sessions' })));
+  document.body.append(main);
+  main.querySelector('a').focus();
+}
+
 async function start() {
   timeline.replaceChildren(startEdge, endEdge, liveArea);
   if (!sessionId) { showError(new Error('no session id in the address')); return; }
@@ -2049,9 +2497,15 @@ async function start() {
     await Promise.all([sessionP, resetWindow(seq)]);
     maybeFollow();
     updateEdges();
-    loadContextPoints().catch(() => { /* the gauge keeps the latest figure */ });
+    loadContextPoints().catch(() => {
+      // the gauge keeps the latest figure; the footers sum what is loaded
+      S.usageLoaded = true;
+      S.turnUsage = summarizeTurns(S.usage);
+      fillFooters();
+    });
   } catch (err) {
-    $('title').textContent = err.status === 404 ? 'Session not found' : 'Cannot load the session';
+    if (err.status === 404) { showNotFound(); return; }
+    $('title').textContent = 'Cannot load the session';
     $('status').hidden = true;
     $('session-header').setAttribute('aria-busy', 'false');
     timeline.setAttribute('aria-busy', 'false');
