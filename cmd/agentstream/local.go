@@ -23,7 +23,7 @@ $HOME and imports them, each file a session:
 
   claude-code  $CLAUDE_CONFIG_DIR or ~/.claude: projects/*/*.jsonl, with the
                subagents' transcripts beside them (protocol claude-json)
-  copilot      $COPILOT_HOME or ~/.copilot: session-state/*/events.jsonl
+  copilot-cli  $COPILOT_HOME or ~/.copilot: session-state/*/events.jsonl
                (protocol copilot-json)
 
 The files of codex (~/.codex/sessions), gemini (~/.gemini/tmp/*/chats),
@@ -103,7 +103,7 @@ func localSources() []localSource {
 			}
 			return walk(roots, anyOf(match("*/*.jsonl"), match("*/*/subagents/*.jsonl")))
 		}},
-		{harness: "copilot", protocol: "copilot-json", find: func(getenv func(string) string, home string) []string {
+		{harness: "copilot-cli", protocol: "copilot-json", find: func(getenv func(string) string, home string) []string {
 			var roots []string
 			for _, d := range dir(getenv, "COPILOT_HOME", home, ".copilot") {
 				roots = append(roots, filepath.Join(d, "session-state"))

@@ -52,6 +52,21 @@ func (p *progress) add(b []byte) {
 	}
 }
 
+// addLine counts one line of n bytes read (without its newline).
+func (p *progress) addLine(n int) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done += int64(n)
+	p.lines++
+	if t := p.now(); t.Sub(p.drawn) >= progressEvery {
+		p.drawn = t
+		p.draw("")
+	}
+}
+
 // setWhat names what is read now (a file of many).
 func (p *progress) setWhat(what string) {
 	if p == nil {
