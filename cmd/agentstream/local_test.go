@@ -1,0 +1,372 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/agentstream/agentstream/store"
+	"github.com/agentstream/agentstream/store/sqlite"
+)
+
+// transcriptDir holds recorded Claude Code transcripts.
+const transcriptDir = "../../adapter/claude/testdata/corpus/transcripts/"
+
+// localTranscripts are the recorded transcripts a test $HOME holds, by
+// their place under ~/.claude/projects.
+var localTranscripts = map[string]string{
+	"-home-u-viewer/2c7a1d0e-0000-4000-8000-000000000001.jsonl":                                  "d-kimuson-claude-code-viewer-1.0.98-session-head.jsonl",
+	"-home-u-spotter/4d5611e5-0000-4000-8000-000000000002.jsonl":                                 "marot-spotter-short-2.1.38.jsonl",
+	"-home-u-spotter/4d5611e5-0000-4000-8000-000000000003.jsonl":                                 "marot-spotter-tool-heavy-2.1.38.jsonl",
+	"-home-u-spotter/4d5611e5-0000-4000-8000-000000000004.jsonl":                                 "marot-spotter-subagent-2.1.38.jsonl",
+	"-home-u-spotter/4d5611e5-0000-4000-8000-000000000004/subagents/agent-acompact-e1f845.jsonl": "marot-spotter-4d5611e5-subagents-agent-acompact-e1f845-2.1.39.jsonl",
+}
+
+// claudeHome builds a $HOME whose ~/.claude/projects holds the recorded
+// transcripts, and returns it.
+func claudeHome(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	for rel, fixture := range localTranscripts {
+		data, err := os.ReadFile(transcriptDir + fixture)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(home, ".claude", "projects", filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return home
+}
+
+// tokenTotals are the four token counts a usage report and ccusage share.
+type tokenTotals struct {
+	Input, Output, CacheRead, CacheWrite int64
+}
+
+// transcriptTokens reads the totals of transcripts from their lines: each
+// model call (an assistant message id) once, with the usage of its last
+// line, which is the call's count as the harness last wrote it.
+func transcriptTokens(t *testing.T, files ...string) tokenTotals {
+	t.Helper()
+	var sum tokenTotals
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type usage struct {
+			Input      int64 `json:"input_tokens"`
+			Output     int64 `json:"output_tokens"`
+			CacheRead  int64 `json:"cache_read_input_tokens"`
+			CacheWrite int64 `json:"cache_creation_input_tokens"`
+		}
+		last := map[string]usage{}
+		var order []string
+		for _, l := range bytes.Split(data, []byte("\n")) {
+			var line struct {
+				Type    string `json:"type"`
+				Message struct {
+					ID    string `json:"id"`
+					Usage *usage `json:"usage"`
+				} `json:"message"`
+			}
+			if json.Unmarshal(l, &line) != nil || line.Type != "assistant" || line.Message.Usage == nil {
+				continue
+			}
+			if _, ok := last[line.Message.ID]; !ok {
+				order = append(order, line.Message.ID)
+			}
+			last[line.Message.ID] = *line.Message.Usage
+		}
+		for _, id := range order {
+			u := last[id]
+			sum.Input += u.Input
+			sum.Output += u.Output
+			sum.CacheRead += u.CacheRead
+			sum.CacheWrite += u.CacheWrite
+		}
+	}
+	return sum
+}
+
+// usageTotals returns the total row of usage --by day --json.
+func usageTotals(t *testing.T, db string) tokenTotals {
+	t.Helper()
+	out, stderr, code := runCLI(t, "", "usage", "--db", db, "--by", "day", "--json")
+	if code != exitOK {
+		t.Fatalf("usage: exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Total struct {
+			Input      int64 `json:"inputTokens"`
+			Output     int64 `json:"outputTokens"`
+			CacheRead  int64 `json:"cacheReadTokens"`
+			CacheWrite int64 `json:"cacheCreationTokens"`
+		} `json:"total"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("usage --json: %v: %s", err, out)
+	}
+	return tokenTotals{rep.Total.Input, rep.Total.Output, rep.Total.CacheRead, rep.Total.CacheWrite}
+}
+
+// localHome points $HOME at home for the test, with no harness directory
+// set apart.
+func localHome(t *testing.T, home string) {
+	t.Setenv("HOME", home)
+	for _, k := range []string{"CLAUDE_CONFIG_DIR", "COPILOT_HOME", "CODEX_HOME", "XDG_DATA_HOME"} {
+		t.Setenv(k, "")
+	}
+}
+
+// TestImportLocal: import --local imports every transcript under
+// ~/.claude/projects once, with its own title and each model call's tokens
+// once; again, nothing; a transcript that grew replaces its session, under
+// the same id; a line still being written waits; --since skips old files;
+// a harness whose files no adapter reads is named, not imported.
+func TestImportLocal(t *testing.T) {
+	home := claudeHome(t)
+	localHome(t, home)
+	db := filepath.Join(t.TempDir(), "a.db")
+	out, stderr, code := runCLI(t, "", "import", "--local", "--db", db)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if n := strings.Count(out, "\timported\t"); n != len(localTranscripts) {
+		t.Errorf("%d files imported, want %d:\n%s", n, len(localTranscripts), out)
+	}
+	var files []string
+	for rel := range localTranscripts {
+		files = append(files, filepath.Join(home, ".claude", "projects", filepath.FromSlash(rel)))
+	}
+	want := transcriptTokens(t, files...)
+	t.Logf("tokens from the lines: %+v", want)
+	if got := usageTotals(t, db); got != want {
+		t.Errorf("usage totals %+v, want %+v (each call once, from the lines)", got, want)
+	}
+
+	// The older transcript's summary line is its title.
+	viewer := files[0]
+	for _, f := range files {
+		if strings.Contains(f, "-home-u-viewer") {
+			viewer = f
+		}
+	}
+	var summary struct{ Summary string }
+	for _, l := range strings.Split(readString(t, viewer), "\n") {
+		if strings.Contains(l, `"type":"summary"`) {
+			json.Unmarshal([]byte(l), &summary)
+			break
+		}
+	}
+	st, err := sqlite.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sess, err := st.Session(ctx, localID("claude-code", viewer))
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if summary.Summary == "" || sess.Title != summary.Summary {
+		t.Errorf("title %q, want the summary line's %q", sess.Title, summary.Summary)
+	}
+	if sess.Labels["import.path"] != viewer {
+		t.Errorf("label import.path %q, want %q", sess.Labels["import.path"], viewer)
+	}
+
+	// Again: nothing new.
+	out, stderr, code = runCLI(t, "", "import", "--local", "--db", db)
+	if code != exitOK || out != "" || !strings.Contains(stderr, "0 imported or updated, 5 unchanged") {
+		t.Errorf("second import: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+
+	// A transcript that grew, its last line not yet complete.
+	grown := filepath.Join(home, ".claude", "projects", "-home-u-grow", "9e000000-0000-4000-8000-000000000005.jsonl")
+	full := readString(t, transcriptDir+"marot-spotter-tool-heavy-2.1.38.jsonl")
+	lines := strings.SplitAfter(strings.TrimRight(full, "\n"), "\n")
+	half := len(lines) / 2
+	os.MkdirAll(filepath.Dir(grown), 0o755)
+	if err := os.WriteFile(grown, []byte(strings.Join(lines[:half], "")+lines[half][:10]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, _ = runCLI(t, "", "import", "--local", "--db", db)
+	id := localID("claude-code", grown)
+	if !strings.HasPrefix(out, id+"\tclaude-code\timported\t") {
+		t.Errorf("new file: stdout %q, want %s imported", out, id)
+	}
+	if n := storedLines(t, db, id); n != half {
+		t.Errorf("%d lines stored of a file of %d complete lines", n, half)
+	}
+	if err := os.WriteFile(grown, []byte(full), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, _ = runCLI(t, "", "import", "--local", "--db", db)
+	if !strings.HasPrefix(out, id+"\tclaude-code\tupdated\t") {
+		t.Errorf("grown file: stdout %q, want %s updated", out, id)
+	}
+	if n := storedLines(t, db, id); n != len(lines) {
+		t.Errorf("%d lines stored after growing, want %d", n, len(lines))
+	}
+	sessOut, _, _ := runCLI(t, "", "sessions", "--db", db, "--json")
+	if n := strings.Count(sessOut, `"id":`); n != len(localTranscripts)+1 {
+		t.Errorf("%d sessions, want %d (one per file)", n, len(localTranscripts)+1)
+	}
+
+	// --since: an old file is skipped.
+	old := filepath.Join(home, ".claude", "projects", "-home-u-old", "0d000000-0000-4000-8000-000000000006.jsonl")
+	os.MkdirAll(filepath.Dir(old), 0o755)
+	os.WriteFile(old, []byte(readString(t, transcriptDir+"marot-spotter-short-2.1.38.jsonl")), 0o644)
+	long := time.Now().Add(-30 * 24 * time.Hour)
+	os.Chtimes(old, long, long)
+	if out, _, _ := runCLI(t, "", "import", "--local", "--since", "7d", "--db", db); out != "" {
+		t.Errorf("--since 7d imported %q, want nothing", out)
+	}
+	if out, _, _ := runCLI(t, "", "import", "--local", "--since", "60d", "--db", db); !strings.Contains(out, old) {
+		t.Errorf("--since 60d imported %q, want %s", out, old)
+	}
+
+	// Codex's rollouts: named, not imported; asked for alone, an error.
+	rollout := filepath.Join(home, ".codex", "sessions", "2026", "12", "02", "rollout-2026-12-02T02-53-04-x.jsonl")
+	os.MkdirAll(filepath.Dir(rollout), 0o755)
+	os.WriteFile(rollout, []byte(`{"type":"session_meta"}`+"\n"), 0o644)
+	_, stderr, code = runCLI(t, "", "import", "--local", "--db", db)
+	if code != exitOK || !strings.Contains(stderr, "codex: 1 session files") || !strings.Contains(stderr, rollout) {
+		t.Errorf("with a rollout: exit %d, stderr %q", code, stderr)
+	}
+	if _, _, code := runCLI(t, "", "import", "--local", "--harness", "codex", "--db", db); code != exitError {
+		t.Errorf("--harness codex: exit %d, want %d", code, exitError)
+	}
+	if _, _, code := runCLI(t, "", "import", "--local", "x.jsonl", "--db", db); code != exitUsage {
+		t.Errorf("--local with a FILE: exit %d, want %d", code, exitUsage)
+	}
+}
+
+func readString(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// storedLines counts a session's stored native lines.
+func storedLines(t *testing.T, db, id string) int {
+	t.Helper()
+	st, err := sqlite.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	n := 0
+	if err := st.Lines(context.Background(), id, func(store.Line) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestImportLocalWatch: --watch imports what is there, then a file that
+// appears, and stops cleanly (exit 0) on Ctrl-C.
+func TestImportLocalWatch(t *testing.T) {
+	home := claudeHome(t)
+	db := filepath.Join(t.TempDir(), "a.db")
+	cmd := exec.Command(binary, "import", "--local", "--watch", "--interval", "100ms", "--db", db)
+	cmd.Env = append(os.Environ(), "HOME="+home, "CLAUDE_CONFIG_DIR=", "CODEX_HOME=", "COPILOT_HOME=", "XDG_DATA_HOME=")
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	poll(t, "the first import", 15*time.Second, func() bool {
+		return strings.Count(stdout.String(), "\timported\t") == len(localTranscripts)
+	})
+	late := filepath.Join(home, ".claude", "projects", "-home-u-late", "1a000000-0000-4000-8000-000000000007.jsonl")
+	os.MkdirAll(filepath.Dir(late), 0o755)
+	os.WriteFile(late, []byte(readString(t, transcriptDir+"marot-spotter-short-2.1.38.jsonl")), 0o644)
+	poll(t, "the new file", 15*time.Second, func() bool { return strings.Contains(stdout.String(), late) })
+	cmd.Process.Signal(syscall.SIGINT)
+	if code := waitExit(t, cmd, "after Ctrl-C"); code != exitOK || !strings.Contains(stderr.String(), "stopped") {
+		t.Errorf("exit %d after Ctrl-C, stderr %q", code, stderr.String())
+	}
+	if n := strings.Count(stdout.String(), "\timported\t"); n != len(localTranscripts)+1 {
+		t.Errorf("%d imports, want each file once:\n%s", n, stdout.String())
+	}
+}
+
+// TestProgressOnTerminal: import, normalize and renormalize of a file
+// draw their progress (bytes of the total, lines, rate) on a terminal's
+// stderr, and nothing on a pipe.
+func TestProgressOnTerminal(t *testing.T) {
+	file := transcriptDir + "marot-spotter-tool-heavy-2.1.38.jsonl"
+	data := readString(t, file)
+	nlines := strings.Count(data, "\n")
+	db := filepath.Join(t.TempDir(), "a.db")
+	onTTY := func(args ...string) string {
+		t.Helper()
+		term, tty, err := pty.Open()
+		if err != nil {
+			t.Skip("no pseudo-terminal:", err)
+		}
+		defer term.Close()
+		cmd := exec.Command(binary, args...)
+		var stdout syncBuffer
+		cmd.Stdout, cmd.Stderr = &stdout, tty
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		tty.Close()
+		var got bytes.Buffer
+		r := bufio.NewReader(term)
+		done := make(chan struct{})
+		go func() { got.ReadFrom(r); close(done) }()
+		if code := waitExit(t, cmd, args[0]); code != exitOK {
+			t.Fatalf("%v: exit %d", args, code)
+		}
+		term.Close()
+		<-done
+		return got.String()
+	}
+	total := sizeText(int64(len(data)))
+	for _, args := range [][]string{
+		{"import", "--db", db, file},
+		{"normalize", file},
+	} {
+		got := onTTY(args...)
+		want := args[0] + " " + file + ": " + total + " of " + total + " (100%), " + strconv.Itoa(nlines) + " lines"
+		if !strings.Contains(got, want) {
+			t.Errorf("%s on a terminal: stderr %q, want %q", args[0], got, want)
+		}
+	}
+	id := localID("x", "y")
+	out, _, _ := runCLI(t, "", "import", "--id", id, "--db", db, file)
+	if strings.TrimSpace(out) != id {
+		t.Fatalf("import --id: %q", out)
+	}
+	if got := onTTY("renormalize", "--db", db, id); !strings.Contains(got, "renormalize "+id+": ") || !strings.Contains(got, strconv.Itoa(nlines)+" lines") {
+		t.Errorf("renormalize on a terminal: stderr %q, want %d lines", got, nlines)
+	}
+	// On a pipe: no progress.
+	_, stderr, _ := runCLI(t, "", "normalize", file)
+	if strings.Contains(stderr, "lines") || strings.Contains(stderr, "\r") {
+		t.Errorf("normalize on a pipe: stderr %q", stderr)
+	}
+}
