@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -105,25 +106,26 @@ func TestCCUsage(t *testing.T) {
 	if ours != fromLines {
 		t.Errorf("agentstream %+v, want %+v from the lines (each call once, its last count)", ours, fromLines)
 	}
-	// docs/harnesses.md explains where the two part: ccusage also counts
-	// the subagents' calls that Claude Code 2.1 copies into the parent
-	// transcript's progress lines (agentstream counts them in the
-	// subagent's own transcript, when there is one). Apart from those,
-	// the four totals are the same.
-	extra := progressCalls(t, files...)
-	sum := tokenTotals{ours.Input + extra.Input, ours.Output + extra.Output, ours.CacheRead + extra.CacheRead, ours.CacheWrite + extra.CacheWrite}
-	t.Logf("the subagent calls found only in progress lines: %+v", extra)
-	if sum != theirs {
-		t.Errorf("agentstream %+v and the progress lines' calls %+v make %+v, not ccusage's %+v", ours, extra, sum, theirs)
+	// docs/harnesses.md explains where the two part: ccusage counts a
+	// call once per message id and request id, keeping its last line's
+	// count, but each line when a line has no request id (Claude Code
+	// 2.1.328 writes a requestRef instead); and it also counts the
+	// subagents' calls that Claude Code 2.1 copies into the parent
+	// transcript's progress lines, which agentstream counts in the
+	// subagent's own transcript, never twice.
+	rule := ccusageRule(t, files...)
+	t.Logf("ccusage's rule read from the lines: %+v", rule)
+	if rule != theirs {
+		t.Errorf("ccusage %+v, want %+v by its rule from the lines", theirs, rule)
 	}
 }
 
-// progressCalls sums the calls found only in progress lines (a subagent's,
-// as Claude Code 2.1 copies them into its parent's transcript), each once.
-func progressCalls(t *testing.T, files ...string) tokenTotals {
+// ccusageRule sums the usage of transcripts as ccusage counts it: the
+// assistant lines, and the messages that progress lines carry, once per
+// message id and request id (the last line's figures), every line when it
+// has no request id.
+func ccusageRule(t *testing.T, files ...string) tokenTotals {
 	t.Helper()
-	var sum tokenTotals
-	own, seen := map[string]bool{}, map[string]bool{}
 	type usage struct {
 		Input      int64 `json:"input_tokens"`
 		Output     int64 `json:"output_tokens"`
@@ -134,38 +136,50 @@ func progressCalls(t *testing.T, files ...string) tokenTotals {
 		ID    string `json:"id"`
 		Usage *usage `json:"usage"`
 	}
-	var progress []message
+	byKey := map[string]usage{}
+	var order []string
 	for _, f := range files {
-		for _, l := range strings.Split(readString(t, f), "\n") {
+		for i, l := range strings.Split(readString(t, f), "\n") {
 			var line struct {
-				Type    string  `json:"type"`
-				Message message `json:"message"`
-				Data    struct {
+				Type      string  `json:"type"`
+				RequestID string  `json:"requestId"`
+				Message   message `json:"message"`
+				Data      struct {
 					Message struct {
-						Message message `json:"message"`
+						RequestID string  `json:"requestId"`
+						Message   message `json:"message"`
 					} `json:"message"`
 				} `json:"data"`
 			}
 			if json.Unmarshal([]byte(l), &line) != nil {
 				continue
 			}
-			switch {
-			case line.Type == "assistant":
-				own[line.Message.ID] = true
-			case line.Type == "progress" && line.Data.Message.Message.Usage != nil:
-				progress = append(progress, line.Data.Message.Message)
+			m, req := line.Message, line.RequestID
+			if line.Type == "progress" {
+				m, req = line.Data.Message.Message, line.Data.Message.RequestID
+			} else if line.Type != "assistant" {
+				continue
 			}
+			if m.Usage == nil {
+				continue
+			}
+			key := m.ID + ":" + req
+			if m.ID == "" || req == "" {
+				key = fmt.Sprintf("%s#%d", f, i)
+			}
+			if _, ok := byKey[key]; !ok {
+				order = append(order, key)
+			}
+			byKey[key] = *m.Usage
 		}
 	}
-	for _, m := range progress {
-		if own[m.ID] || seen[m.ID] {
-			continue
-		}
-		seen[m.ID] = true
-		sum.Input += m.Usage.Input
-		sum.Output += m.Usage.Output
-		sum.CacheRead += m.Usage.CacheRead
-		sum.CacheWrite += m.Usage.CacheWrite
+	var sum tokenTotals
+	for _, k := range order {
+		u := byKey[k]
+		sum.Input += u.Input
+		sum.Output += u.Output
+		sum.CacheRead += u.CacheRead
+		sum.CacheWrite += u.CacheWrite
 	}
 	return sum
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,8 +21,13 @@ import (
 	"github.com/agentstream/agentstream/store/sqlite"
 )
 
-// transcriptDir holds recorded Claude Code transcripts.
-const transcriptDir = "../../adapter/claude/testdata/corpus/transcripts/"
+// transcriptDir and labTranscriptDir hold recorded Claude Code
+// transcripts: older versions' from other projects, and the lab's of
+// today's version.
+const (
+	transcriptDir    = "../../adapter/claude/testdata/corpus/transcripts/"
+	labTranscriptDir = "../../adapter/claude/testdata/lab/transcripts/"
+)
 
 // localTranscripts are the recorded transcripts a test $HOME holds, by
 // their place under ~/.claude/projects.
@@ -31,6 +37,18 @@ var localTranscripts = map[string]string{
 	"-home-u-spotter/4d5611e5-0000-4000-8000-000000000003.jsonl":                                 "marot-spotter-tool-heavy-2.1.38.jsonl",
 	"-home-u-spotter/4d5611e5-0000-4000-8000-000000000004.jsonl":                                 "marot-spotter-subagent-2.1.38.jsonl",
 	"-home-u-spotter/4d5611e5-0000-4000-8000-000000000004/subagents/agent-acompact-e1f845.jsonl": "marot-spotter-4d5611e5-subagents-agent-acompact-e1f845-2.1.39.jsonl",
+	"-lab-work/77aeb31c-6a2e-4eb2-80cb-068afc740a9f.jsonl":                                       "lab:claude-2.1.328-text.jsonl",
+	"-lab-work/76b03655-842b-4cee-9b2f-cfd9918bdbc2.jsonl":                                       "lab:claude-2.1.328-shell.jsonl",
+	"-lab-work/ca25e414-ac12-48a1-afbc-bef5f666d679.jsonl":                                       "lab:claude-2.1.328-subagent.jsonl",
+	"-lab-work/ca25e414-ac12-48a1-afbc-bef5f666d679/subagents/agent-a9b8066ce9771ed3e.jsonl":     "lab:claude-2.1.328-subagent-agent.jsonl",
+}
+
+// fixturePath returns where a fixture of localTranscripts is.
+func fixturePath(name string) string {
+	if lab, ok := strings.CutPrefix(name, "lab:"); ok {
+		return labTranscriptDir + lab
+	}
+	return transcriptDir + name
 }
 
 // claudeHome builds a $HOME whose ~/.claude/projects holds the recorded
@@ -39,7 +57,7 @@ func claudeHome(t *testing.T) string {
 	t.Helper()
 	home := t.TempDir()
 	for rel, fixture := range localTranscripts {
-		data, err := os.ReadFile(transcriptDir + fixture)
+		data, err := os.ReadFile(fixturePath(fixture))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,7 +212,7 @@ func TestImportLocal(t *testing.T) {
 
 	// Again: nothing new.
 	out, stderr, code = runCLI(t, "", "import", "--local", "--db", db)
-	if code != exitOK || out != "" || !strings.Contains(stderr, "0 imported or updated, 5 unchanged") {
+	if code != exitOK || out != "" || !strings.Contains(stderr, fmt.Sprintf("0 imported or updated, %d unchanged", len(localTranscripts))) {
 		t.Errorf("second import: exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
 
