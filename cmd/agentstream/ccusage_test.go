@@ -19,7 +19,7 @@ const ccusageVersion = "20.0.24"
 // ~/.cache/agentstream/ccusage), as scripts/lab installs the harnesses,
 // and returns its command; it skips the test when npm or the network is
 // not there.
-func ccusageBin(t *testing.T) string {
+func ccusageBin(t testing.TB) string {
 	t.Helper()
 	cache := os.Getenv("AGENTSTREAM_CCUSAGE_CACHE")
 	if cache == "" {
@@ -182,4 +182,58 @@ func ccusageRule(t *testing.T, files ...string) tokenTotals {
 		sum.CacheWrite += u.CacheWrite
 	}
 	return sum
+}
+
+// BenchmarkCCUsage times ccusage daily and import --local followed by
+// usage --by day over the same transcripts: the recorded ones, each copied
+// into 50 projects. It reports each one's wall time per run and their
+// ratio (agentstream's over ccusage's), and the time of agentstream's
+// second look (import --local of files it holds, then usage), which only
+// hashes the files.
+//
+//	go test ./cmd/agentstream -run XXX -bench CCUsage -benchtime 1x
+func BenchmarkCCUsage(b *testing.B) {
+	bin := ccusageBin(b)
+	home := b.TempDir()
+	claudeDir := filepath.Join(home, ".claude")
+	var size int64
+	for k := range 50 {
+		for rel, fixture := range localTranscripts {
+			data, err := os.ReadFile(fixturePath(fixture))
+			if err != nil {
+				b.Fatal(err)
+			}
+			p := filepath.Join(claudeDir, "projects", fmt.Sprintf("-copy-%d", k)+rel[strings.Index(rel, "/"):])
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			size += int64(len(data))
+		}
+	}
+	env := append(os.Environ(), "HOME="+home, "CLAUDE_CONFIG_DIR="+claudeDir, "COPILOT_HOME=", "CODEX_HOME=", "XDG_DATA_HOME=")
+	runs := func(cmds ...[]string) time.Duration {
+		start := time.Now()
+		for _, args := range cmds {
+			cmd := exec.Command(args[0], args[1:]...)
+			cmd.Env = env
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("%v: %v\n%s", args, err, out)
+			}
+		}
+		return time.Since(start)
+	}
+	var ours, again, theirs time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		db := filepath.Join(b.TempDir(), fmt.Sprintf("%d.db", i))
+		ours += runs([]string{binary, "import", "--local", "--db", db}, []string{binary, "usage", "--by", "day", "--json", "--db", db})
+		again += runs([]string{binary, "import", "--local", "--db", db}, []string{binary, "usage", "--by", "day", "--json", "--db", db})
+		theirs += runs([]string{bin, "daily", "--json", "--offline"})
+	}
+	b.ReportMetric(float64(ours.Milliseconds())/float64(b.N), "agentstream-ms/op")
+	b.ReportMetric(float64(again.Milliseconds())/float64(b.N), "again-ms/op")
+	b.ReportMetric(float64(theirs.Milliseconds())/float64(b.N), "ccusage-ms/op")
+	b.ReportMetric(float64(ours)/float64(theirs), "ratio")
+	b.ReportMetric(float64(size)/(1<<20), "MiB")
 }
