@@ -39,7 +39,7 @@ func cmdImport(ctx context.Context, e *env, args []string) int {
 	db := dbFlag(fs)
 	protocol := fs.String("protocol", "auto", "the dialect of the file: auto or "+protocolList())
 	id := fs.String("id", "", "the session id (default: a new one)")
-	harness := fs.String("harness", "", "the harness (default: the protocol's)")
+	harness := fs.String("harness", "", "the harness (default: the protocol's); with --local, take only this harness's files")
 	local := fs.Bool("local", false, "find and import the harnesses' own session files under $HOME")
 	since := fs.String("since", "", "with --local: skip files last modified before `T` (a date, an RFC 3339 time, or 36h, 7d back)")
 	watch := fs.Bool("watch", false, "with --local: keep importing new and grown files until Ctrl-C")

@@ -38,9 +38,15 @@ its content is unchanged, and read again when it changed (a transcript that
 grew): its session is replaced by one of the same id. Only complete lines
 are read: a file being written is read up to its last newline.
 
+It prints a line for each file it stores (the session id, the harness,
+"imported" or "updated", and the path) and a count on stderr; on a
+terminal, its progress on stderr. A file it cannot read or import is named
+on stderr, and the exit status is then 1.
+
 --since skips files last modified before a time (2026-11-29, 36h, 7d);
 --harness takes one harness's files. --watch keeps looking, every
---interval, for new and grown files until Ctrl-C.`
+--interval, for new and grown files until Ctrl-C (exit 0), and tries a file
+that failed again only once it changed.`
 
 // A localSource is where one harness keeps its session files.
 type localSource struct {
@@ -184,9 +190,9 @@ func importLocal(ctx context.Context, e *env, st sessionStore, o localOptions) i
 		fmt.Fprintf(e.stderr, "agentstream import: --local: unknown --harness %q (one of %s)\n", o.harness, strings.Join(names, ", "))
 		return exitUsage
 	}
-	told := map[string]bool{}
+	sc := &localScan{told: map[string]bool{}, failed: map[string]string{}}
 	for {
-		code := scanLocal(ctx, e, st, srcs, home, o, told)
+		code := scanLocal(ctx, e, st, srcs, home, o, sc)
 		if !o.watch || code != exitOK {
 			return code
 		}
@@ -199,10 +205,17 @@ func importLocal(ctx context.Context, e *env, st sessionStore, o localOptions) i
 	}
 }
 
+// localScan is what one look of --watch remembers for the next.
+type localScan struct {
+	// told holds the harnesses whose unread files were named already.
+	told map[string]bool
+	// failed holds the SHA-256 of each file whose import failed, so
+	// that it is tried again only once it changed.
+	failed map[string]string
+}
+
 // scanLocal finds the files of srcs and imports the new and changed ones.
-// told holds the harnesses whose unread files were named already (--watch
-// names them once).
-func scanLocal(ctx context.Context, e *env, st sessionStore, srcs []localSource, home string, o localOptions, told map[string]bool) int {
+func scanLocal(ctx context.Context, e *env, st sessionStore, srcs []localSource, home string, o localOptions, sc *localScan) int {
 	var todo []localFile
 	var total int64
 	same, failed := 0, 0
@@ -210,8 +223,8 @@ func scanLocal(ctx context.Context, e *env, st sessionStore, srcs []localSource,
 		paths := src.find(e.getenv, home)
 		sort.Strings(paths)
 		if src.unread != "" {
-			if len(paths) > 0 && !told[src.harness] {
-				told[src.harness] = true
+			if len(paths) > 0 && !sc.told[src.harness] {
+				sc.told[src.harness] = true
 				fmt.Fprintf(e.stderr, "agentstream import: %s: %d session files (as %s), not imported: %s\n",
 					src.harness, len(paths), paths[0], src.unread)
 			}
@@ -235,6 +248,8 @@ func scanLocal(ctx context.Context, e *env, st sessionStore, srcs []localSource,
 				failed++
 			case f == nil:
 				same++
+			case sc.failed[f.path] == f.sum:
+				// Failed before, unchanged since: said already.
 			default:
 				todo = append(todo, *f)
 				total += f.size
@@ -250,6 +265,7 @@ func scanLocal(ctx context.Context, e *env, st sessionStore, srcs []localSource,
 				break
 			}
 			fmt.Fprintf(e.stderr, "agentstream import: %s: %v\n", f.path, err)
+			sc.failed[f.path] = f.sum
 			failed++
 			continue
 		}

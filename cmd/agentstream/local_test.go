@@ -302,9 +302,15 @@ func storedLines(t *testing.T, db, id string) int {
 }
 
 // TestImportLocalWatch: --watch imports what is there, then a file that
-// appears, and stops cleanly (exit 0) on Ctrl-C.
+// appears, names a file it cannot import once, and stops cleanly (exit 0)
+// on Ctrl-C.
 func TestImportLocalWatch(t *testing.T) {
 	home := claudeHome(t)
+	bad := filepath.Join(home, ".claude", "projects", "-home-u-bad", "0b000000-0000-4000-8000-000000000008.jsonl")
+	os.MkdirAll(filepath.Dir(bad), 0o755)
+	if err := os.WriteFile(bad, []byte("\x00\x01\x02 not text\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	db := filepath.Join(t.TempDir(), "a.db")
 	cmd := exec.Command(binary, "import", "--local", "--watch", "--interval", "100ms", "--db", db)
 	cmd.Env = append(os.Environ(), "HOME="+home, "CLAUDE_CONFIG_DIR=", "CODEX_HOME=", "COPILOT_HOME=", "XDG_DATA_HOME=")
@@ -327,6 +333,9 @@ func TestImportLocalWatch(t *testing.T) {
 	}
 	if n := strings.Count(stdout.String(), "\timported\t"); n != len(localTranscripts)+1 {
 		t.Errorf("%d imports, want each file once:\n%s", n, stdout.String())
+	}
+	if n := strings.Count(stderr.String(), bad); n != 1 {
+		t.Errorf("the binary file named %d times, want once (until it changes):\n%s", n, stderr.String())
 	}
 }
 
