@@ -15,13 +15,15 @@ import (
 // registry lacked the linux-x64 native package of 20.0.26.)
 const ccusageVersion = "20.0.24"
 
-// ccusageBin installs ccusage into a cache ($AGENTSTREAM_CCUSAGE_CACHE, else
-// ~/.cache/agentstream/ccusage), as scripts/lab installs the harnesses,
-// and returns its command; it skips the test when npm or the network is
-// not there.
+// ccusageBin returns the ccusage command of a cache: $AGENTSTREAM_CCUSAGE,
+// into which it is installed from npm when missing (as scripts/lab installs
+// the harnesses; scripts/test's lab step sets it), else
+// ~/.cache/agentstream/ccusage if it is installed there already. It skips
+// the test when there is none, or npm or the network is not there.
 func ccusageBin(t testing.TB) string {
 	t.Helper()
-	cache := os.Getenv("AGENTSTREAM_CCUSAGE_CACHE")
+	cache := os.Getenv("AGENTSTREAM_CCUSAGE")
+	install := cache != ""
 	if cache == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
@@ -30,13 +32,15 @@ func ccusageBin(t testing.TB) string {
 		cache = filepath.Join(home, ".cache", "agentstream", "ccusage")
 	}
 	bin := filepath.Join(cache, "node_modules", ".bin", "ccusage")
-	pkg := filepath.Join(cache, "node_modules", "ccusage", "package.json")
 	var have struct{ Version string }
-	if b, err := os.ReadFile(pkg); err == nil {
+	if b, err := os.ReadFile(filepath.Join(cache, "node_modules", "ccusage", "package.json")); err == nil {
 		json.Unmarshal(b, &have)
 	}
-	if have.Version == ccusageVersion {
+	switch {
+	case have.Version == ccusageVersion:
 		return bin
+	case !install:
+		t.Skipf("ccusage %s is not in %s: set AGENTSTREAM_CCUSAGE=DIR to install it there from npm (scripts/test's lab step does)", ccusageVersion, cache)
 	}
 	if _, err := exec.LookPath("npm"); err != nil {
 		t.Skip("npm is needed to install ccusage:", err)
