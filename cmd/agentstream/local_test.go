@@ -347,6 +347,7 @@ func TestProgressOnTerminal(t *testing.T) {
 	data := readString(t, file)
 	nlines := strings.Count(data, "\n")
 	db := filepath.Join(t.TempDir(), "a.db")
+	var env []string
 	onTTY := func(args ...string) string {
 		t.Helper()
 		term, tty, err := pty.Open()
@@ -355,6 +356,7 @@ func TestProgressOnTerminal(t *testing.T) {
 		}
 		defer term.Close()
 		cmd := exec.Command(binary, args...)
+		cmd.Env = env
 		var stdout syncBuffer
 		cmd.Stdout, cmd.Stderr = &stdout, tty
 		if err := cmd.Start(); err != nil {
@@ -391,6 +393,21 @@ func TestProgressOnTerminal(t *testing.T) {
 	if got := onTTY("renormalize", "--db", db, id); !strings.Contains(got, "renormalize "+id+": ") || !strings.Contains(got, strconv.Itoa(nlines)+" lines") {
 		t.Errorf("renormalize on a terminal: stderr %q, want %d lines", got, nlines)
 	}
+	// import --local: one progress over the files.
+	home := claudeHome(t)
+	env = append(os.Environ(), "HOME="+home, "CLAUDE_CONFIG_DIR=", "COPILOT_HOME=", "CODEX_HOME=", "XDG_DATA_HOME=")
+	var size, n int64
+	for _, fixture := range localTranscripts {
+		data := readString(t, fixturePath(fixture))
+		size += int64(len(data))
+		n += int64(strings.Count(data, "\n"))
+	}
+	got := onTTY("import", "--local", "--db", filepath.Join(t.TempDir(), "l.db"))
+	want := fmt.Sprintf("import --local %d/%d: %s of %s (100%%), %d lines", len(localTranscripts), len(localTranscripts), sizeText(size), sizeText(size), n)
+	if !strings.Contains(got, want) {
+		t.Errorf("import --local on a terminal: stderr %q, want %q", got, want)
+	}
+
 	// On a pipe: no progress.
 	_, stderr, _ := runCLI(t, "", "normalize", file)
 	if strings.Contains(stderr, "lines") || strings.Contains(stderr, "\r") {
