@@ -65,7 +65,7 @@ func TestCCUsage(t *testing.T) {
 
 	start := time.Now()
 	cmd := exec.Command(bin, "daily", "--json", "--offline")
-	cmd.Env = append(os.Environ(), "CLAUDE_CONFIG_DIR="+claudeDir, "HOME="+home)
+	cmd.Env = localEnv(home, "CLAUDE_CONFIG_DIR="+claudeDir)
 	out, err := cmd.Output()
 	ccTime := time.Since(start)
 	if err != nil {
@@ -91,7 +91,7 @@ func TestCCUsage(t *testing.T) {
 		{"usage", "--by", "day", "--json", "--db", db},
 	} {
 		cmd := exec.Command(binary, args...)
-		cmd.Env = append(os.Environ(), "HOME="+home, "CLAUDE_CONFIG_DIR="+claudeDir, "COPILOT_HOME=", "CODEX_HOME=", "XDG_DATA_HOME=")
+		cmd.Env = localEnv(home, "CLAUDE_CONFIG_DIR="+claudeDir)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%v: %v\n%s", args, err, out)
 		}
@@ -215,7 +215,7 @@ func BenchmarkCCUsage(b *testing.B) {
 			size += int64(len(data))
 		}
 	}
-	env := append(os.Environ(), "HOME="+home, "CLAUDE_CONFIG_DIR="+claudeDir, "COPILOT_HOME=", "CODEX_HOME=", "XDG_DATA_HOME=")
+	env := localEnv(home, "CLAUDE_CONFIG_DIR="+claudeDir)
 	runs := func(cmds ...[]string) time.Duration {
 		start := time.Now()
 		for _, args := range cmds {

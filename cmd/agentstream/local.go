@@ -21,8 +21,9 @@ import (
 const localDoc = `With --local, import finds the session files the harnesses keep under
 $HOME and imports them, each file a session:
 
-  claude-code  $CLAUDE_CONFIG_DIR or ~/.claude: projects/*/*.jsonl, with the
-               subagents' transcripts beside them (protocol claude-json)
+  claude-code  $CLAUDE_CONFIG_DIR (a comma-separated list), else ~/.claude
+               and ~/.config/claude: projects/*/*.jsonl, with the subagents'
+               transcripts beside them (protocol claude-json)
   copilot-cli  $COPILOT_HOME or ~/.copilot: session-state/*/events.jsonl
                (protocol copilot-json)
 
@@ -103,8 +104,16 @@ func localSources() []localSource {
 	const noAdapter = "no adapter reads this format yet"
 	return []localSource{
 		{harness: "claude-code", protocol: "claude-json", find: func(getenv func(string) string, home string) []string {
+			dirs := dir(getenv, "CLAUDE_CONFIG_DIR", home, ".claude")
+			if getenv("CLAUDE_CONFIG_DIR") == "" {
+				config := getenv("XDG_CONFIG_HOME")
+				if config == "" {
+					config = filepath.Join(home, ".config")
+				}
+				dirs = append(dirs, filepath.Join(config, "claude"))
+			}
 			var roots []string
-			for _, d := range dir(getenv, "CLAUDE_CONFIG_DIR", home, ".claude") {
+			for _, d := range dirs {
 				roots = append(roots, filepath.Join(d, "projects"))
 			}
 			return walk(roots, anyOf(match("*/*.jsonl"), match("*/*/subagents/*.jsonl")))

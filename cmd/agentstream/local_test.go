@@ -148,9 +148,16 @@ func usageTotals(t *testing.T, db string) tokenTotals {
 // set apart.
 func localHome(t *testing.T, home string) {
 	t.Setenv("HOME", home)
-	for _, k := range []string{"CLAUDE_CONFIG_DIR", "COPILOT_HOME", "CODEX_HOME", "XDG_DATA_HOME"} {
+	for _, k := range []string{"CLAUDE_CONFIG_DIR", "COPILOT_HOME", "CODEX_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME"} {
 		t.Setenv(k, "")
 	}
+}
+
+// localEnv is the environment of a child with $HOME at home and no harness
+// directory set apart, then extra (which wins).
+func localEnv(home string, extra ...string) []string {
+	env := append(os.Environ(), "HOME="+home, "CLAUDE_CONFIG_DIR=", "COPILOT_HOME=", "CODEX_HOME=", "XDG_DATA_HOME=", "XDG_CONFIG_HOME=")
+	return append(env, extra...)
 }
 
 // TestImportLocal: import --local imports every transcript under
@@ -248,6 +255,20 @@ func TestImportLocal(t *testing.T) {
 		t.Errorf("%d sessions, want %d (one per file)", n, len(localTranscripts)+1)
 	}
 
+	// ~/.config/claude is looked in too, and $CLAUDE_CONFIG_DIR instead of
+	// both.
+	xdg := filepath.Join(home, ".config", "claude", "projects", "-home-u-xdg", "3c000000-0000-4000-8000-000000000009.jsonl")
+	os.MkdirAll(filepath.Dir(xdg), 0o755)
+	os.WriteFile(xdg, []byte(readString(t, transcriptDir+"marot-spotter-short-2.1.38.jsonl")), 0o644)
+	t.Setenv("CLAUDE_CONFIG_DIR", filepath.Join(home, ".config", "claude"))
+	if out, _, _ := runCLI(t, "", "import", "--local", "--db", db); !strings.Contains(out, xdg) || strings.Count(out, "\n") != 1 {
+		t.Errorf("with CLAUDE_CONFIG_DIR: imported %q, want %s alone", out, xdg)
+	}
+	t.Setenv("CLAUDE_CONFIG_DIR", "")
+	if out, stderr, _ := runCLI(t, "", "import", "--local", "--db", db); out != "" || !strings.Contains(stderr, fmt.Sprintf("%d unchanged", len(localTranscripts)+2)) {
+		t.Errorf("~/.claude and ~/.config/claude: imported %q, stderr %q, want nothing new", out, stderr)
+	}
+
 	// --since: an old file is skipped.
 	old := filepath.Join(home, ".claude", "projects", "-home-u-old", "0d000000-0000-4000-8000-000000000006.jsonl")
 	os.MkdirAll(filepath.Dir(old), 0o755)
@@ -313,7 +334,7 @@ func TestImportLocalWatch(t *testing.T) {
 	}
 	db := filepath.Join(t.TempDir(), "a.db")
 	cmd := exec.Command(binary, "import", "--local", "--watch", "--interval", "100ms", "--db", db)
-	cmd.Env = append(os.Environ(), "HOME="+home, "CLAUDE_CONFIG_DIR=", "CODEX_HOME=", "COPILOT_HOME=", "XDG_DATA_HOME=")
+	cmd.Env = localEnv(home)
 	stdout, stderr := &syncBuffer{}, &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Start(); err != nil {
@@ -395,7 +416,7 @@ func TestProgressOnTerminal(t *testing.T) {
 	}
 	// import --local: one progress over the files.
 	home := claudeHome(t)
-	env = append(os.Environ(), "HOME="+home, "CLAUDE_CONFIG_DIR=", "COPILOT_HOME=", "CODEX_HOME=", "XDG_DATA_HOME=")
+	env = localEnv(home)
 	var size, n int64
 	for _, fixture := range localTranscripts {
 		data := readString(t, fixturePath(fixture))
