@@ -337,11 +337,13 @@ func importStream(ctx context.Context, st store.Store, r io.Reader, o importOpti
 		if start.IsZero() {
 			start = o.mtime
 		}
-		var err error
-		w, err = st.Create(ctx, store.NewSession{ID: id, Protocol: a.Name, Harness: harness, StartedAt: start, Labels: o.labels})
+		// w stays nil when Create fails: a failed Create's writer may be a
+		// typed nil, which w != nil would not tell.
+		created, err := st.Create(ctx, store.NewSession{ID: id, Protocol: a.Name, Harness: harness, StartedAt: start, Labels: o.labels})
 		if err != nil {
 			return err
 		}
+		w = created
 		for _, l := range heldLines {
 			if err := w.Line(ctx, l); err != nil {
 				return err

@@ -202,13 +202,16 @@ func importLocal(ctx context.Context, e *env, st sessionStore, o localOptions) i
 	sc := &localScan{told: map[string]bool{}, failed: map[string]string{}}
 	for {
 		code := scanLocal(ctx, e, st, srcs, home, o, sc)
+		if o.watch && (code == exitAborted || ctx.Err() != nil) {
+			// Ctrl-C is how a watch ends.
+			fmt.Fprintln(e.stderr, "agentstream import: --watch: stopped")
+			return exitOK
+		}
 		if !o.watch || code != exitOK {
 			return code
 		}
 		select {
 		case <-ctx.Done():
-			fmt.Fprintln(e.stderr, "agentstream import: --watch: stopped")
-			return exitOK
 		case <-time.After(o.interval):
 		}
 	}
@@ -232,19 +235,21 @@ func scanLocal(ctx context.Context, e *env, st sessionStore, srcs []localSource,
 		paths := src.find(e.getenv, home)
 		sort.Strings(paths)
 		if src.unread != "" {
+			if o.harness != "" {
+				// Asked for by name: an error, files or none.
+				fmt.Fprintf(e.stderr, "agentstream import: %s: %d session files, not imported: %s\n", src.harness, len(paths), src.unread)
+				return exitError
+			}
 			if len(paths) > 0 && !sc.told[src.harness] {
 				sc.told[src.harness] = true
 				fmt.Fprintf(e.stderr, "agentstream import: %s: %d session files (as %s), not imported: %s\n",
 					src.harness, len(paths), paths[0], src.unread)
 			}
-			if o.harness != "" {
-				return exitError
-			}
 			continue
 		}
 		for _, p := range paths {
 			if ctx.Err() != nil {
-				return exitOK
+				return exitAborted
 			}
 			abs, err := filepath.Abs(p)
 			if err != nil {
@@ -271,7 +276,9 @@ func scanLocal(ctx context.Context, e *env, st sessionStore, srcs []localSource,
 		pr.setWhat(fmt.Sprintf("import --local %d/%d", i+1, len(todo)))
 		if err := importLocalFile(ctx, st, f, o, pr); err != nil {
 			if ctx.Err() != nil {
-				break
+				pr.finish()
+				fmt.Fprintf(e.stderr, "agentstream import: --local: interrupted after %d of %d files\n", imported, len(todo))
+				return exitAborted
 			}
 			fmt.Fprintf(e.stderr, "agentstream import: %s: %v\n", f.path, err)
 			sc.failed[f.path] = f.sum

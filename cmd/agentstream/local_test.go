@@ -293,8 +293,16 @@ func TestImportLocal(t *testing.T) {
 	if _, _, code := runCLI(t, "", "import", "--local", "--harness", "codex", "--db", db); code != exitError {
 		t.Errorf("--harness codex: exit %d, want %d", code, exitError)
 	}
-	if _, _, code := runCLI(t, "", "import", "--local", "x.jsonl", "--db", db); code != exitUsage {
-		t.Errorf("--local with a FILE: exit %d, want %d", code, exitUsage)
+	for _, args := range [][]string{
+		{"import", "--local", "--db", db, "x.jsonl"},
+		{"import", "--local", "--id", "s_x", "--db", db},
+		{"import", "--watch", "--db", db, "x.jsonl"},
+		{"import", "--since", "7d", "--db", db, "x.jsonl"},
+		{"import", "--local", "--harness", "nobody", "--db", db},
+	} {
+		if _, stderr, code := runCLI(t, "", args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d; stderr %q", args, code, exitUsage, stderr)
+		}
 	}
 }
 
@@ -433,5 +441,50 @@ func TestProgressOnTerminal(t *testing.T) {
 	_, stderr, _ := runCLI(t, "", "normalize", file)
 	if strings.Contains(stderr, "lines") || strings.Contains(stderr, "\r") {
 		t.Errorf("normalize on a pipe: stderr %q", stderr)
+	}
+}
+
+// TestImportLocalInterrupted: Ctrl-C stops import --local (exit 130)
+// without leaving a session cut short: the next run imports the rest, and
+// the totals are those of every file's lines, once.
+func TestImportLocalInterrupted(t *testing.T) {
+	home := t.TempDir()
+	var files []string
+	for k := range 20 {
+		for rel, fixture := range localTranscripts {
+			p := filepath.Join(home, ".claude", "projects", fmt.Sprintf("-copy-%d", k)+rel[strings.Index(rel, "/"):])
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			if err := os.WriteFile(p, []byte(readString(t, fixturePath(fixture))), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, p)
+		}
+	}
+	db := filepath.Join(t.TempDir(), "a.db")
+	cmd := exec.Command(binary, "import", "--local", "--db", db)
+	cmd.Env = localEnv(home)
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	poll(t, "a first import", 15*time.Second, func() bool { return strings.Contains(stdout.String(), "\timported\t") })
+	cmd.Process.Signal(syscall.SIGINT)
+	code := waitExit(t, cmd, "after Ctrl-C")
+	first := strings.Count(stdout.String(), "\timported\t")
+	if first == len(files) {
+		t.Skip("the import ended before Ctrl-C")
+	}
+	if code != exitAborted || !strings.Contains(stderr.String(), "interrupted after") {
+		t.Errorf("exit %d after Ctrl-C, want %d; stderr %q", code, exitAborted, stderr.String())
+	}
+	localHome(t, home)
+	out, errOut, code := runCLI(t, "", "import", "--local", "--db", db)
+	if n := strings.Count(out, "\timported\t"); code != exitOK || first+n != len(files) {
+		t.Errorf("the next run: exit %d, %d imported after %d, want %d in all; stderr %q", code, n, first, len(files), errOut)
+	}
+	if got, want := usageTotals(t, db), transcriptTokens(t, files...); got != want {
+		t.Errorf("usage totals %+v, want %+v from the lines", got, want)
 	}
 }
