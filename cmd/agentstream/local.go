@@ -25,7 +25,7 @@ $HOME and imports them, each file a session:
                and ~/.config/claude: projects/*/*.jsonl, with the subagents'
                transcripts beside them (protocol claude-json)
   copilot-cli  $COPILOT_HOME or ~/.copilot: session-state/*/events.jsonl
-               (protocol copilot-json)
+               (protocol copilot-json; its usage records are not read yet)
 
 The files of codex (~/.codex/sessions), gemini (~/.gemini/tmp/*/chats),
 qwen-code (~/.qwen/projects/*/chats), droid (~/.factory/sessions) and
