@@ -488,3 +488,49 @@ func TestImportLocalInterrupted(t *testing.T) {
 		t.Errorf("usage totals %+v, want %+v from the lines", got, want)
 	}
 }
+
+// TestImportLocalCopilot: import --local imports Copilot CLI's session
+// file under ~/.copilot/session-state, as a copilot-cli session titled by
+// its prompt and holding its lines.
+func TestImportLocalCopilot(t *testing.T) {
+	home := t.TempDir()
+	localHome(t, home)
+	data := readString(t, "../../adapter/copilot/testdata/lab/session-state/copilot-1.0.102-text-events.jsonl")
+	p := filepath.Join(home, ".copilot", "session-state", "aa3c6d51-ffb7-4210-9e88-d024ee8abea7", "events.jsonl")
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var prompt string
+	for _, l := range strings.Split(data, "\n") {
+		var line struct {
+			Type string
+			Data struct{ Content string }
+		}
+		if json.Unmarshal([]byte(l), &line) == nil && line.Type == "user.message" {
+			prompt = line.Data.Content
+			break
+		}
+	}
+	db := filepath.Join(t.TempDir(), "a.db")
+	out, stderr, code := runCLI(t, "", "import", "--local", "--harness", "copilot-cli", "--db", db)
+	id := localID("copilot-cli", p)
+	if code != exitOK || out != id+"\tcopilot-cli\timported\t"+p+"\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	st, err := sqlite.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := st.Session(context.Background(), id)
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prompt == "" || sess.Harness != "copilot-cli" || sess.Protocol != "copilot-json" || sess.Title != prompt {
+		t.Errorf("session %s/%s titled %q, want copilot-cli/copilot-json titled %q", sess.Harness, sess.Protocol, sess.Title, prompt)
+	}
+	if n := storedLines(t, db, id); n != strings.Count(data, "\n") {
+		t.Errorf("%d lines stored, want %d", n, strings.Count(data, "\n"))
+	}
+}
