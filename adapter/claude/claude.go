@@ -279,7 +279,7 @@ func (d *Decoder) decodeArray(dst []agentstream.Event, line []byte) []agentstrea
 var lineKinds = []string{
 	"system", "assistant", "user", "stream_event", "result", "rate_limit_event",
 	"control_request", "control_response", "tool_use", "ai-title", "custom-title",
-	"command_lifecycle", "conversation_reset",
+	"summary", "command_lifecycle", "conversation_reset",
 }
 
 func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, f *fieldsOf) []agentstream.Event {
@@ -331,6 +331,13 @@ func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, f *fieldsOf) []
 		}
 	case "custom-title":
 		if t := strings.TrimSpace(fields.Str(jsonscan.Get(line, "customTitle"))); t != "" {
+			title, _ := agentstream.Clip(t, agentstream.MaxText)
+			return append(dst, agentstream.E(&agentstream.SessionTitle{Title: title}))
+		}
+	case "summary":
+		// An older transcript's title: the summary of the conversation
+		// up to its leafUuid.
+		if t := strings.TrimSpace(fields.Str(jsonscan.Get(line, "summary"))); t != "" {
 			title, _ := agentstream.Clip(t, agentstream.MaxText)
 			return append(dst, agentstream.E(&agentstream.SessionTitle{Title: title}))
 		}

@@ -41,6 +41,8 @@ func TestTranscripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	files, _ := filepath.Glob("testdata/corpus/transcripts/*.jsonl")
+	lab, _ := filepath.Glob("testdata/lab/transcripts/*.jsonl")
+	files = append(files, lab...)
 	if len(files) == 0 {
 		t.Fatal("no transcripts found")
 	}

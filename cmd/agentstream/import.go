@@ -35,15 +35,26 @@ stdin) and lasts the duration the harness reported, if it did.
 An empty or binary file is refused (exit 1): it is no session.`
 
 func cmdImport(ctx context.Context, e *env, args []string) int {
-	fs := newFlags(e, "import", "[--protocol P|auto] [--id ID] [--harness H] FILE|-", importDoc)
+	fs := newFlags(e, "import", "[--protocol P|auto] [--id ID] [--harness H] FILE|-\n       agentstream import --local [--since T] [--harness H] [--watch [--interval D]]", importDoc+"\n\n"+localDoc)
 	db := dbFlag(fs)
 	protocol := fs.String("protocol", "auto", "the dialect of the file: auto or "+protocolList())
 	id := fs.String("id", "", "the session id (default: a new one)")
-	harness := fs.String("harness", "", "the harness (default: the protocol's)")
+	harness := fs.String("harness", "", "the harness (default: the protocol's); with --local, take only this harness's files")
+	local := fs.Bool("local", false, "find and import the harnesses' own session files under $HOME")
+	since := fs.String("since", "", "with --local: skip files last modified before `T` (a date, an RFC 3339 time, or 36h, 7d back)")
+	watch := fs.Bool("watch", false, "with --local: keep importing new and grown files until Ctrl-C")
+	interval := fs.Duration("interval", 5*time.Second, "with --watch: how often to look")
 	rf := redactFlag(fs)
 	pos, code, ok := parseArgs(fs, args)
 	if !ok {
 		return code
+	}
+	if *local {
+		return cmdImportLocal(ctx, e, *db, pos, *protocol, *id, *harness, *since, *watch, *interval, rf)
+	}
+	if *since != "" || *watch {
+		fmt.Fprintln(e.stderr, "agentstream import: --since and --watch go with --local")
+		return exitUsage
 	}
 	if len(pos) != 1 {
 		fmt.Fprintln(e.stderr, "agentstream import: one FILE expected")
@@ -75,6 +86,10 @@ func cmdImport(ctx context.Context, e *env, args []string) int {
 	}
 	defer f.Close()
 	o := importOptions{protocol: *protocol, id: *id, harness: *harness, mtime: mtime, redact: red}
+	if fi, err := os.Stat(name); err == nil && name != "-" {
+		o.progress = newProgress(e, "import "+name, fi.Size())
+		defer o.progress.finish()
+	}
 	sid, existed, err := importSeekable(ctx, st, f, o)
 	if err != nil {
 		if name != "-" {
@@ -268,6 +283,10 @@ type importOptions struct {
 	start, end time.Time
 	// redact, when not nil, masks the secrets of every line first.
 	redact *redact.Redactor
+	// labels are the session's labels.
+	labels map[string]string
+	// progress, when not nil, counts the bytes stored.
+	progress *progress
 }
 
 // importBuffer is how many lines import reads before it creates the
@@ -277,6 +296,7 @@ const importBuffer = 256
 // importStream stores the native lines of r as a new session and returns
 // its id.
 func importStream(ctx context.Context, st store.Store, r io.Reader, o importOptions) (string, error) {
+	r = o.progress.reader(r)
 	if o.redact != nil {
 		r = o.redact.Reader(r)
 	}
@@ -317,11 +337,13 @@ func importStream(ctx context.Context, st store.Store, r io.Reader, o importOpti
 		if start.IsZero() {
 			start = o.mtime
 		}
-		var err error
-		w, err = st.Create(ctx, store.NewSession{ID: id, Protocol: a.Name, Harness: harness, StartedAt: start})
+		// w stays nil when Create fails: a failed Create's writer may be a
+		// typed nil, which w != nil would not tell.
+		created, err := st.Create(ctx, store.NewSession{ID: id, Protocol: a.Name, Harness: harness, StartedAt: start, Labels: o.labels})
 		if err != nil {
 			return err
 		}
+		w = created
 		for _, l := range heldLines {
 			if err := w.Line(ctx, l); err != nil {
 				return err
@@ -373,13 +395,13 @@ func importStream(ctx context.Context, st store.Store, r io.Reader, o importOpti
 	sp := &store.LineSplitter{Stream: store.Stdout, Fn: take}
 	if _, err := io.Copy(sp, br); err != nil {
 		if w != nil {
-			w.Close(ctx)
+			w.Close(context.WithoutCancel(ctx))
 		}
 		return "", err
 	}
 	if err := sp.Close(); err != nil {
 		if w != nil {
-			w.Close(ctx)
+			w.Close(context.WithoutCancel(ctx))
 		}
 		return "", err
 	}
@@ -390,7 +412,7 @@ func importStream(ctx context.Context, st store.Store, r io.Reader, o importOpti
 	}
 	for _, env := range n.End(nil, time.Time{}) {
 		if err := w.Handle(ctx, env); err != nil {
-			w.Close(ctx)
+			w.Close(context.WithoutCancel(ctx))
 			return "", err
 		}
 	}

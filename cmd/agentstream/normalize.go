@@ -71,7 +71,13 @@ func cmdNormalize(ctx context.Context, e *env, args []string) int {
 			return inputFailed(ctx, e, "normalize", err)
 		}
 		opts := normalizeOptions{protocol: *protocol, session: *session, live: *live, stats: st, redact: red}
-		if err := readInput(ctx, e, "normalize", name, func(r io.Reader) error { return normalizeStream(r, out, opts) }); err != nil {
+		var pr *progress
+		if fi, err := os.Stat(name); err == nil && name != "-" && fi.Mode().IsRegular() {
+			pr = newProgress(e, "normalize "+name, fi.Size())
+		}
+		err := readInput(ctx, e, "normalize", name, func(r io.Reader) error { return normalizeStream(pr.reader(r), out, opts) })
+		pr.finish()
+		if err != nil {
 			out.Flush()
 			return inputFailed(ctx, e, "normalize", err)
 		}

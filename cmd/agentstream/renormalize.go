@@ -53,7 +53,9 @@ func cmdRenormalize(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "agentstream renormalize:", err)
 		return exitError
 	}
-	old, fresh, err := renormalize(ctx, st, id, *protocol)
+	pr := newProgress(e, "renormalize "+id, 0)
+	old, fresh, err := renormalize(ctx, progressStore{st, pr}, id, *protocol)
+	pr.finish()
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentstream renormalize: %s: %v\n", id, err)
 		return exitError
@@ -201,3 +203,16 @@ func printRenormalizeDiff(w io.Writer, old, fresh []agentstream.Envelope) bool {
 }
 
 func clipLine(s string) string { return oneLine(s, 160) }
+
+// progressStore counts into a progress the native lines a store reads.
+type progressStore struct {
+	sessionStore
+	p *progress
+}
+
+func (s progressStore) Lines(ctx context.Context, id string, fn func(store.Line) error) error {
+	return s.sessionStore.Lines(ctx, id, func(l store.Line) error {
+		s.p.addLine(len(l.Data))
+		return fn(l)
+	})
+}

@@ -49,6 +49,7 @@ type sessionStore interface {
 	Follow(ctx context.Context, pub store.Publisher, interval time.Duration) error
 	ReplaceEvents(ctx context.Context, id string, envs []agentstream.Envelope) error
 	SetProtocol(ctx context.Context, id, protocol string) error
+	DeleteSession(ctx context.Context, id string) error
 	Close() error
 }
 

@@ -449,3 +449,33 @@ func (s *Store) SetProtocol(ctx context.Context, id, protocol string) error {
 	}
 	return nil
 }
+
+// DeleteSession removes a session that is not running, with its events and
+// native lines, in one transaction; it returns store.ErrNotFound for an
+// unknown one.
+func (s *Store) DeleteSession(ctx context.Context, id string) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var sid int64
+		var status string
+		err := tx.QueryRow(ctx, `SELECT sid, status FROM sessions WHERE id = $1 FOR UPDATE`, id).Scan(&sid, &status)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if status == store.StatusRunning {
+			return fmt.Errorf("%w: %s", store.ErrRunning, id)
+		}
+		for _, q := range []string{`DELETE FROM events WHERE sid = $1`, `DELETE FROM lines WHERE sid = $1`, `DELETE FROM sessions WHERE sid = $1`} {
+			if _, err := tx.Exec(ctx, q, sid); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrRunning) {
+		return fmt.Errorf("postgres: delete %s: %w", id, err)
+	}
+	return err
+}

@@ -377,3 +377,73 @@ func TestMustExist(t *testing.T) {
 	}
 	st.Close()
 }
+
+// TestDeleteSession: a running session is not deleted; a closed one goes
+// with its events and lines, leaving the others whole, and its id can be
+// created again.
+func TestDeleteSession(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "d.db")
+	st := openPath(t, path, sqlite.Options{})
+	for _, id := range []string{"a", "b"} {
+		w, err := st.CreateWriter(ctx, store.NewSession{ID: id, Protocol: "jsonl"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeAll(t, w, sampleEnvelopes(id))
+		if err := w.Line(ctx, store.Line{Stream: "stdout", N: 1, Data: []byte(id)}); err != nil {
+			t.Fatal(err)
+		}
+		if id == "a" {
+			if err := st.DeleteSession(ctx, "a"); !errors.Is(err, sqlite.ErrRunning) {
+				t.Errorf("delete a running session: err = %v, want ErrRunning", err)
+			}
+		}
+		if err := w.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, err := st.Events(ctx, "b", store.EventQuery{})
+	if err != nil || len(before) == 0 {
+		t.Fatalf("session b: %d events, %v", len(before), err)
+	}
+	if err := st.DeleteSession(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Session(ctx, "a"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("deleted session: err = %v, want ErrNotFound", err)
+	}
+	if err := st.DeleteSession(ctx, "a"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("delete again: err = %v, want ErrNotFound", err)
+	}
+	evs, err := st.Events(ctx, "b", store.EventQuery{})
+	if err != nil || len(evs) != len(before) {
+		t.Errorf("the other session's events: %d, %v; want %d", len(evs), err, len(before))
+	}
+	// No row of the deleted session is left.
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var events, lines, sessions int
+	if err := db.QueryRow(`SELECT (SELECT count(*) FROM events), (SELECT count(*) FROM lines), (SELECT count(*) FROM sessions)`).Scan(&events, &lines, &sessions); err != nil {
+		t.Fatal(err)
+	}
+	if events != len(before) || lines != 1 || sessions != 1 {
+		t.Errorf("after the delete the database holds %d events, %d lines, %d sessions; want session b's %d, 1, 1", events, lines, sessions, len(before))
+	}
+	// The id is free again.
+	w, err := st.CreateWriter(ctx, store.NewSession{ID: "a", Protocol: "jsonl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	st.Lines(ctx, "a", func(store.Line) error { n++; return nil })
+	if evs, _ := st.Events(ctx, "a", store.EventQuery{}); n != 0 || len(evs) != 0 {
+		t.Errorf("the new session a holds %d lines and %d events of the old one", n, len(evs))
+	}
+}

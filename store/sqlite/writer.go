@@ -568,3 +568,46 @@ func (s *Store) SetProtocol(ctx context.Context, id, protocol string) error {
 	}
 	return nil
 }
+
+// DeleteSession removes a session that is not running, with its events and
+// native lines, in one transaction; it returns store.ErrNotFound for an
+// unknown one. It is how a session is replaced by a new reading of a file
+// that changed since it was imported.
+func (s *Store) DeleteSession(ctx context.Context, id string) error {
+	var (
+		sid    int64
+		status string
+	)
+	err := s.write.QueryRowContext(ctx, `SELECT sid, status FROM sessions WHERE id = ?`, id).Scan(&sid, &status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: delete %s: %w", id, err)
+	}
+	if status == store.StatusRunning {
+		return fmt.Errorf("%w: %s", ErrRunning, id)
+	}
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: delete %s: %w", id, err)
+	}
+	defer tx.Rollback()
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`DELETE FROM events WHERE key > ? AND key <= ?`, []any{eventKey(sid, 0), eventKey(sid, maxSeq)}},
+		{`DELETE FROM lines WHERE sid = ?`, []any{sid}},
+		{`DELETE FROM sessions WHERE sid = ?`, []any{sid}},
+	} {
+		if _, err := tx.ExecContext(ctx, q.sql, q.args...); err != nil {
+			return fmt.Errorf("sqlite: delete %s: %w", id, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: delete %s: %w", id, err)
+	}
+	s.committed(checkpointBytes)
+	return nil
+}

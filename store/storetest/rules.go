@@ -851,6 +851,54 @@ func replaceEvents(c *check) {
 	}
 }
 
+func deleteSession(c *check) {
+	st := c.h.Open(c.t)
+	d, ok := st.(Deleter)
+	if !ok {
+		c.t.Skip("the store has no DeleteSession")
+	}
+	for _, id := range []string{"s_del", "s_keep"} {
+		w, err := st.Create(c.ctx, store.NewSession{ID: id, Harness: "claude-code"})
+		c.must(err, "Create")
+		c.handleAll(w, stored(sample(id)))
+		c.must(w.Line(c.ctx, store.Line{Stream: store.Stdout, N: 1, Data: []byte(id)}), "Line")
+		if id == "s_del" {
+			c.must(w.Flush(c.ctx), "Flush")
+			if err := d.DeleteSession(c.ctx, id); !is(err, store.ErrRunning) {
+				c.errorf("DeleteSession of a running session: %v, want ErrRunning", err)
+			}
+		}
+		c.must(w.Close(c.ctx), "Close")
+	}
+	keep := c.all(st, "s_keep")
+	c.must(d.DeleteSession(c.ctx, "s_del"), "DeleteSession")
+	if _, err := st.Session(c.ctx, "s_del"); !is(err, store.ErrNotFound) {
+		c.errorf("Session after DeleteSession: %v, want ErrNotFound", err)
+	}
+	if _, err := st.Line(c.ctx, "s_del", store.Stdout, 1); !is(err, store.ErrNotFound) {
+		c.errorf("Line after DeleteSession: %v, want ErrNotFound", err)
+	}
+	if err := d.DeleteSession(c.ctx, "s_del"); !is(err, store.ErrNotFound) {
+		c.errorf("DeleteSession again: %v, want ErrNotFound", err)
+	}
+	if diff := cmp.Diff(keep, c.all(st, "s_keep")); diff != "" {
+		c.errorf("the other session's events changed (-want +got):\n%s", diff)
+	}
+	if l, err := st.Line(c.ctx, "s_keep", store.Stdout, 1); err != nil || string(l.Data) != "s_keep" {
+		c.errorf("the other session's line: %q, %v", l.Data, err)
+	}
+	// The id is free again, and the new session holds nothing of the old.
+	w, err := st.Create(c.ctx, store.NewSession{ID: "s_del", Harness: "claude-code"})
+	c.must(err, "Create again")
+	c.must(w.Close(c.ctx), "Close")
+	if got := c.all(st, "s_del"); len(got) != 0 {
+		c.errorf("the new session holds %d events of the old one", len(got))
+	}
+	if _, err := st.Line(c.ctx, "s_del", store.Stdout, 1); !is(err, store.ErrNotFound) {
+		c.errorf("the new session holds the old one's line: %v", err)
+	}
+}
+
 func setProtocol(c *check) {
 	st := c.h.Open(c.t)
 	p, ok := st.(ProtocolSetter)

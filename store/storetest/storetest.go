@@ -38,6 +38,12 @@ type Replacer interface {
 
 // ProtocolSetter is a Store that records a session's protocol after
 // creation; the suite checks it when the store has it.
+// Deleter is a Store that can remove a session (import --local replaces a
+// session so).
+type Deleter interface {
+	DeleteSession(ctx context.Context, id string) error
+}
+
 type ProtocolSetter interface {
 	SetProtocol(ctx context.Context, id, protocol string) error
 }
@@ -130,6 +136,7 @@ func Rules() []Rule {
 		{"follow", "Follow publishes in commit order what this Store's writers commit (live deltas in their place) and what another process commits, and calls End when a session's writer closes; what existed before is not published", follow},
 		{"concurrent", "writers of several sessions and readers run at once; every session ends with a dense seq", concurrent},
 		{"replace-events", "ReplaceEvents replaces a stopped session's events and its record, and refuses a running session", replaceEvents},
+		{"delete-session", "DeleteSession removes a stopped session with its events and lines, leaves the others whole, frees its id, and refuses a running session", deleteSession},
 		{"set-protocol", "SetProtocol records a session's protocol, and is ErrNotFound for an unknown session", setProtocol},
 		{"repair", "a session whose writer died with native lines stored before their events gets, when a repairing store opens, the events of those lines: seq dense, each line's events exactly once, then never again", repairRule},
 		{"tokens", "a credential reads back by the hash of its secret and in the list as it was stored (times to the millisecond); names are unique among tokens not revoked, ids and hashes among all; revoking by id or name keeps the first revocation time; TouchToken records the last use", tokens},
