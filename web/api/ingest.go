@@ -105,9 +105,12 @@ type ingest struct {
 	timer *time.Timer
 }
 
-// watch starts the heartbeat timer of a new ingestion; in.mu need not be
-// held, as no request has the ingestion yet.
+// watch starts the heartbeat timer of a new ingestion. It takes in.mu,
+// which the timer's expire takes too, so that a timer that fires at once
+// sees the ingestion whole.
 func (s *server) watch(in *ingest) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
 	in.last = time.Now()
 	if s.opts.HeartbeatTimeout > 0 {
 		in.timer = time.AfterFunc(s.opts.HeartbeatTimeout, func() { s.expire(in) })
