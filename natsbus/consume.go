@@ -156,6 +156,7 @@ func (c *Consumer) loop(ctx context.Context) {
 				}
 				continue
 			}
+			c.setStatus(nil)
 		}
 		batch, err := cons.Fetch(c.opts.Batch, jetstream.FetchMaxWait(time.Second))
 		if err != nil {
