@@ -31,8 +31,14 @@ type ConsumerOptions struct {
 	// Durable names the durable consumer; zero means "agentstream-ingest".
 	// Nodes that share it share the messages.
 	Durable string
-	// Batch is how many messages one fetch asks for; zero means 256.
+	// Batch is how many messages one fetch asks for; zero means 64.
 	Batch int
+	// AckWait is how long a message delivered and not acknowledged waits
+	// before it is delivered again; zero means 5 s. A message lost in
+	// flight when NATS went away holds back the session's later ones
+	// (they are refused as a gap until it comes again) for this long, and
+	// a fetched batch must be written within it.
+	AckWait time.Duration
 	// Logf, when set, is told of state changes and refused messages.
 	Logf func(format string, args ...any)
 }
@@ -70,7 +76,10 @@ func Consume(nc *nats.Conn, ing Ingester, opts ConsumerOptions) *Consumer {
 		opts.Durable = "agentstream-ingest"
 	}
 	if opts.Batch <= 0 {
-		opts.Batch = 256
+		opts.Batch = 64
+	}
+	if opts.AckWait <= 0 {
+		opts.AckWait = 5 * time.Second
 	}
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
@@ -144,7 +153,7 @@ func (c *Consumer) loop(ctx context.Context) {
 			if err == nil {
 				cons, err = js.CreateOrUpdateConsumer(cctx, StreamName, jetstream.ConsumerConfig{
 					Durable: c.opts.Durable, AckPolicy: jetstream.AckExplicitPolicy,
-					DeliverPolicy: jetstream.DeliverAllPolicy, AckWait: time.Minute, MaxDeliver: -1,
+					DeliverPolicy: jetstream.DeliverAllPolicy, AckWait: c.opts.AckWait, MaxDeliver: -1,
 				})
 			}
 			cancel()

@@ -276,13 +276,13 @@ func (p *Publisher) loop(ctx context.Context) {
 // no message, the start of the spool and 0. A record the spool does not
 // hold is ErrRefused.
 func (p *Publisher) sync(ctx context.Context, r *os.File, subject string, buf *[]byte) (int64, uint64, error) {
-	s, err := p.js.Stream(ctx, StreamName)
-	if err != nil {
-		return 0, 0, fmt.Errorf("natsbus: stream %s: %w", StreamName, err)
-	}
 	lctx, cancel := context.WithTimeout(ctx, p.opts.Timeout)
+	defer cancel()
+	s, err := EnsureStream(lctx, p.js)
+	if err != nil {
+		return 0, 0, err
+	}
 	m, err := s.GetLastMsgForSubject(lctx, subject)
-	cancel()
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return 0, 0, nil
 	}

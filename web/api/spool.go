@@ -59,6 +59,9 @@ type SpoolHeader struct {
 	Version int `json:"spool"`
 	// Server is the base URL of the server the lines go to.
 	Server string `json:"server"`
+	// NATS, when set, is the NATS servers (a comma-separated list) the
+	// lines are published to instead (package natsbus).
+	NATS string `json:"nats,omitempty"`
 	// Session creates the session; its ID is set.
 	Session CreateRequest `json:"session"`
 }
@@ -170,6 +173,10 @@ func (s *Spool) Path() string { return s.path }
 
 // Header returns the spool's header.
 func (s *Spool) Header() SpoolHeader { return s.header }
+
+// SetHeader changes the header the spool's senders read (not the file's):
+// a run resumed with other servers than the ones it was started with.
+func (s *Spool) SetHeader(h SpoolHeader) { s.header = h }
 
 // Session returns the id of the spool's session.
 func (s *Spool) Session() string { return s.header.Session.ID }
