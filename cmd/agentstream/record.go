@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/agentstream/agentstream"
+	"github.com/agentstream/agentstream/natsbus"
 	"github.com/agentstream/agentstream/runner"
 	"github.com/agentstream/agentstream/store"
-	"github.com/agentstream/agentstream/natsbus"
 	"github.com/agentstream/agentstream/web/api"
 	"github.com/nats-io/nats.go"
 )
