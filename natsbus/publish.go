@@ -201,7 +201,7 @@ func (p *Publisher) loop(ctx context.Context) {
 			p.acked = off
 			p.mu.Unlock()
 		}
-		recs, next, err := p.sp.RawRecords(r, off, p.opts.BatchRecords, 64<<10, &buf)
+		recs, _, err := p.sp.RawRecords(r, off, p.opts.BatchRecords, 64<<10, &buf)
 		if err != nil {
 			p.stopWith(err)
 			return
@@ -219,12 +219,17 @@ func (p *Publisher) loop(ctx context.Context) {
 		if limit < 4096 {
 			limit = 4096
 		}
-		msg, id, taken, ended, err := pack(msg[:0], p.sp.Session(), recs, off, limit)
+		var (
+			id    string
+			taken int
+			ended bool
+		)
+		msg, id, taken, ended, err = pack(msg[:0], p.sp.Session(), recs, off, limit)
 		if err != nil {
 			p.stopWith(err)
 			return
 		}
-		next = off
+		next := off
 		for _, rec := range recs[:taken] {
 			next += int64(len(rec) + 1)
 		}
