@@ -56,6 +56,7 @@ var errFinished = errors.New("natsbus: publish finished")
 type Publisher struct {
 	js   jetstream.JetStream
 	nc   *nats.Conn
+	own  bool // nc is closed when the publisher stops
 	sp   *api.Spool
 	opts PublisherOptions
 
@@ -68,8 +69,13 @@ type Publisher struct {
 	lastErr error
 }
 
-// NewPublisher starts publishing sp over nc.
+// NewPublisher starts publishing sp over nc, which the caller closes
+// after the publisher stopped.
 func NewPublisher(nc *nats.Conn, sp *api.Spool, opts PublisherOptions) (*Publisher, error) {
+	return newPublisher(nc, false, sp, opts)
+}
+
+func newPublisher(nc *nats.Conn, own bool, sp *api.Spool, opts PublisherOptions) (*Publisher, error) {
 	if opts.Interval <= 0 {
 		opts.Interval = 100 * time.Millisecond
 	}
@@ -90,9 +96,24 @@ func NewPublisher(nc *nats.Conn, sp *api.Spool, opts PublisherOptions) (*Publish
 		return nil, fmt.Errorf("natsbus: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &Publisher{js: js, nc: nc, sp: sp, opts: opts, cancel: cancel, done: make(chan struct{})}
+	p := &Publisher{js: js, nc: nc, own: own, sp: sp, opts: opts, cancel: cancel, done: make(chan struct{})}
 	go p.loop(ctx)
 	return p, nil
+}
+
+// Publish connects to the NATS servers urls (a comma-separated list, see
+// Connect) and starts publishing sp; the connection is closed when the
+// publisher stops.
+func Publish(urls string, sp *api.Spool, opts PublisherOptions) (*Publisher, error) {
+	nc, err := Connect(urls, "agentstream run "+sp.Session())
+	if err != nil {
+		return nil, err
+	}
+	p, err := newPublisher(nc, true, sp, opts)
+	if err != nil {
+		nc.Close()
+	}
+	return p, err
 }
 
 // Done is closed when the publisher stopped: finished, refused, or stopped.
@@ -153,6 +174,9 @@ func (p *Publisher) failed(err error) {
 
 func (p *Publisher) loop(ctx context.Context) {
 	defer close(p.done)
+	if p.own {
+		defer p.nc.Close()
+	}
 	defer p.cancel()
 	r, err := os.Open(p.sp.Path())
 	if err != nil {

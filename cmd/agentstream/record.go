@@ -17,7 +17,6 @@ import (
 	"github.com/agentstream/agentstream/runner"
 	"github.com/agentstream/agentstream/store"
 	"github.com/agentstream/agentstream/web/api"
-	"github.com/nats-io/nats.go"
 )
 
 // recording is where `run` keeps the session beside rendering it: the local
@@ -118,7 +117,6 @@ func spoolDir(e *env) (string, error) {
 type remoteRecording struct {
 	sp     *api.Spool
 	up     sender
-	nc     *nats.Conn // with --nats
 	out    *store.LineSplitter
 	offOut int64 // line numbers taken by an earlier run of the session
 	offErr int64
@@ -134,25 +132,15 @@ type sender interface {
 }
 
 // newSender starts sending sp: published to the NATS servers of its
-// header, else uploaded to its server (or url, when set). It returns the
-// NATS connection to close after Stop, if any.
-func newSender(sp *api.Spool, url, token string) (sender, *nats.Conn, error) {
+// header, else uploaded to its server (or url, when set).
+func newSender(sp *api.Spool, url, token string) (sender, error) {
 	if h := sp.Header(); h.NATS != "" {
-		nc, err := natsbus.Connect(h.NATS, "agentstream run "+sp.Session())
-		if err != nil {
-			return nil, nil, err
-		}
-		p, err := natsbus.NewPublisher(nc, sp, natsbus.PublisherOptions{})
-		if err != nil {
-			nc.Close()
-			return nil, nil, err
-		}
-		return p, nc, nil
+		return natsbus.Publish(h.NATS, sp, natsbus.PublisherOptions{})
 	}
 	if url == "" {
 		url = sp.Header().Server
 	}
-	return (&api.Client{URL: url, Token: token}).NewUploader(sp, api.UploaderOptions{}), nil, nil
+	return (&api.Client{URL: url, Token: token}).NewUploader(sp, api.UploaderOptions{}), nil
 }
 
 // newRemoteRecording opens the spool of the session (continuing it when a
@@ -231,7 +219,7 @@ func newRemoteRecording(ctx context.Context, e *env, url, natsURL, token, protoc
 		l.N += r.offOut
 		return r.sp.Line(l)
 	}}
-	if r.up, r.nc, err = newSender(r.sp, url, token); err != nil {
+	if r.up, err = newSender(r.sp, url, token); err != nil {
 		r.sp.Close()
 		return nil, err
 	}
@@ -288,9 +276,6 @@ func (r *remoteRecording) finish(ctx context.Context, res runner.Result) error {
 	defer cancel()
 	uerr := r.up.Wait(wctx)
 	r.up.Stop()
-	if r.nc != nil {
-		r.nc.Close()
-	}
 	if errors.Is(uerr, context.DeadlineExceeded) {
 		fmt.Fprintf(r.stderr, "agentstream run: the server (or NATS) did not take the whole session in %v (%v); the rest waits in %s: agentstream run --resume %s\n", r.wait, uerr, r.sp.Path(), r.sp.Path())
 		uerr = nil

@@ -345,17 +345,12 @@ func resumeSpool(ctx context.Context, e *env, path, server, natsURL, token strin
 		h.NATS = natsURL
 		sp.SetHeader(h)
 	}
-	up, nc, err := newSender(sp, server, token)
+	up, err := newSender(sp, server, token)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentstream run: --resume: %v\n", err)
 		return exitError
 	}
-	defer func() {
-		up.Stop()
-		if nc != nil {
-			nc.Close()
-		}
-	}()
+	defer up.Stop()
 	to := server
 	if h := sp.Header(); h.NATS != "" {
 		to = "NATS " + h.NATS
