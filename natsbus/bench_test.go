@@ -23,7 +23,7 @@ func BenchmarkTransport(b *testing.B) {
 	const benchLines = 20000
 	ns := startNATS(b, b.TempDir(), -1)
 	nc := connect(b, ns.ClientURL())
-	ensureStream(b, nc)
+	stream := ensureStream(b, nc)
 	var httpTime, natsTime, pubTime time.Duration
 	ctx := context.Background()
 	for i := 0; b.Loop(); i++ {
@@ -41,7 +41,12 @@ func BenchmarkTransport(b *testing.B) {
 		sp.Close()
 		srv.Close()
 
-		// NATS: the publisher, and the consumer writing to SQLite.
+		// NATS: the publisher, and the consumer writing to SQLite; the
+		// stream is emptied first, so that the consumer, which starts at
+		// its beginning, takes this iteration's session only.
+		if err := stream.Purge(ctx); err != nil {
+			b.Fatal(err)
+		}
 		st = openStore(b)
 		cons := natsbus.Consume(connect(b, ns.ClientURL()), api.NewIngester(st, api.Options{HeartbeatTimeout: -1}),
 			natsbus.ConsumerOptions{Durable: fmt.Sprintf("bench%d", i)})
