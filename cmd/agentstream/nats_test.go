@@ -241,3 +241,53 @@ func TestRunNATSKilledResume(t *testing.T) {
 	}
 	waitFor(t, 10*time.Second, "health to say ingest is connected", func() bool { return ingestState(t, base) == "connected" })
 }
+
+// TestRunNATSRestart stops the NATS server while a run --nats (in process)
+// prints the second half of its lines, and starts it again on the same
+// store directory: the runner catches up by itself, and the store holds
+// every line once, with a dense seq.
+func TestRunNATSRestart(t *testing.T) {
+	n := 5000
+	if raceEnabled {
+		n /= 5
+	}
+	ns := newNATSServer(t)
+	_, st := serveNATS(t, ns.url())
+	dir := t.TempDir()
+	t.Setenv("AGENTSTREAM_SPOOL_DIR", filepath.Join(dir, "spool"))
+	const id = "s.nats.restart"
+	type result struct {
+		stderr string
+		code   int
+	}
+	done := make(chan result, 1)
+	go func() {
+		_, stderr, code := runCLI(t, "", "run", "--nats", ns.url(), "--session", id, "--quiet", "--protocol", "claude-json", "--upload-wait", "2m",
+			"--", "sh", "-c", twoHalves, "sh", dir, strconv.Itoa(n))
+		done <- result{stderr, code}
+	}()
+	waitFor(t, 60*time.Second, "the first half", func() bool { return exists(filepath.Join(dir, "half")) })
+	waitFor(t, 60*time.Second, "the store to get lines", func() bool { return len(storedLines(st, id)) > 0 })
+	ns.stop()
+	os.WriteFile(filepath.Join(dir, "go"), nil, 0o644)
+	waitFor(t, 60*time.Second, "the second half", func() bool { return exists(filepath.Join(dir, "done")) })
+	if got := len(storedLines(st, id)); got >= 2*n {
+		t.Fatalf("the store has %d lines while NATS was away", got)
+	}
+	ns.start()
+	var res result
+	select {
+	case res = <-done:
+	case <-time.After(3 * time.Minute):
+		t.Fatal("run did not return after NATS came back")
+	}
+	if res.code != 0 {
+		t.Fatalf("run --nats: exit %d: %s", res.code, res.stderr)
+	}
+	waitFor(t, 60*time.Second, "the store to hold the session's end", func() bool {
+		s, err := st.Session(context.Background(), id)
+		return err == nil && s.Status == store.StatusSucceeded
+	})
+	checkLines(t, storedLines(st, id), 2*n)
+	checkDenseSeq(t, st, id)
+}
