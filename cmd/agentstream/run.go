@@ -63,6 +63,12 @@ run --resume SPOOL sends the rest of a spool a run left (a crash, an outage)
 and ends its session; run --session ID goes on from the unfinished spool of
 that session. A finished spool is removed (docs/runs.md).
 
+With --nats URL[,URL...] instead, the same spool is published to NATS
+JetStream (a subject per session, in order and once each, whatever the
+retries) for serve --nats to store; NATS away is waited out as a server
+away is, and run --resume publishes a NATS spool to the servers of its
+header, or --nats (docs/cluster.md).
+
 In GitHub Actions (--ci github, the default when GITHUB_ACTIONS=true) each turn
 is a ::group::, errors are ::error:: and retries and quota ::warning::, and a
 Markdown recap is appended to $GITHUB_STEP_SUMMARY. Text from the agent can
