@@ -212,6 +212,9 @@ func (c *Consumer) handle(ctx context.Context, m jetstream.Msg) {
 		errors.As(err, &ie) && ie.Ended:
 		c.opts.Logf("ingest from NATS: %s: message refused: %v", m.Subject(), err)
 		_ = m.Term()
+	case delivered(m) >= maxDeliveries:
+		c.opts.Logf("ingest from NATS: %s: message dropped after %d deliveries: %v", m.Subject(), maxDeliveries, err)
+		_ = m.Term()
 	default:
 		// A store failure, a gap (an earlier message not yet taken), a
 		// session another process writes: later.
@@ -220,6 +223,19 @@ func (c *Consumer) handle(ctx context.Context, m jetstream.Msg) {
 }
 
 var errBadMessage = errors.New("natsbus: bad message")
+
+// maxDeliveries bounds how often a message that cannot be written is tried
+// (a second apart): the lines of a session whose creation was refused
+// would otherwise come back for ever.
+const maxDeliveries = 300
+
+func delivered(m jetstream.Msg) uint64 {
+	md, err := m.Metadata()
+	if err != nil {
+		return 0
+	}
+	return md.NumDelivered
+}
 
 func (c *Consumer) write(ctx context.Context, m jetstream.Msg) error {
 	id, ok := SessionOf(m.Subject())
