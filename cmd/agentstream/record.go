@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentstream/agentstream"
+	"github.com/agentstream/agentstream/natsbus"
 	"github.com/agentstream/agentstream/runner"
 	"github.com/agentstream/agentstream/store"
 	"github.com/agentstream/agentstream/web/api"
@@ -115,7 +116,7 @@ func spoolDir(e *env) (string, error) {
 // uploader sends them to a server, which normalizes and stores them.
 type remoteRecording struct {
 	sp     *api.Spool
-	up     *api.Uploader
+	up     sender
 	out    *store.LineSplitter
 	offOut int64 // line numbers taken by an earlier run of the session
 	offErr int64
@@ -123,11 +124,34 @@ type remoteRecording struct {
 	stderr io.Writer
 }
 
+// sender sends a spool: api.Uploader over HTTP, natsbus.Publisher over
+// NATS.
+type sender interface {
+	Wait(ctx context.Context) error
+	Stop()
+}
+
+// newSender starts sending sp: published to the NATS servers of its
+// header, else uploaded to its server (or url, when set).
+func newSender(sp *api.Spool, url, token string) (sender, error) {
+	if h := sp.Header(); h.NATS != "" {
+		return natsbus.Publish(h.NATS, sp, natsbus.PublisherOptions{})
+	}
+	if url == "" {
+		url = sp.Header().Server
+	}
+	return (&api.Client{URL: url, Token: token}).NewUploader(sp, api.UploaderOptions{}), nil
+}
+
 // newRemoteRecording opens the spool of the session (continuing it when a
 // run of the same session left it unfinished), tries once to create the
 // session on the server (a refusal ends the run before it starts; a server
 // that does not answer does not), and starts the uploader.
-func newRemoteRecording(ctx context.Context, e *env, url, token, protocol string, command []string, id string, wait time.Duration) (*remoteRecording, error) {
+//
+// With natsURL set (and url empty), the lines are published to those NATS
+// servers instead, from the same spool; nothing is asked of a server
+// before the run.
+func newRemoteRecording(ctx context.Context, e *env, url, natsURL, token, protocol string, command []string, id string, wait time.Duration) (*remoteRecording, error) {
 	dir, err := spoolDir(e)
 	if err != nil {
 		return nil, err
@@ -144,9 +168,9 @@ func newRemoteRecording(ctx context.Context, e *env, url, token, protocol string
 				return nil, fmt.Errorf("session %s: %w", id, err)
 			}
 			switch h := sp.Header(); {
-			case h.Server != url:
+			case h.Server != url || h.NATS != natsURL:
 				sp.Close()
-				return nil, fmt.Errorf("session %s: its unfinished spool %s goes to %s, not %s", id, path, h.Server, url)
+				return nil, fmt.Errorf("session %s: its unfinished spool %s goes to %s, not %s", id, path, h.Server+h.NATS, url+natsURL)
 			case sp.Ended():
 				sp.Close()
 				return nil, fmt.Errorf("session %s has ended; the rest of its upload waits in %s (agentstream run --resume %s)", id, path, path)
@@ -166,18 +190,21 @@ func newRemoteRecording(ctx context.Context, e *env, url, token, protocol string
 		cwd, _ := os.Getwd()
 		req := api.CreateRequest{ID: id, Protocol: protocol, Harness: harnessOf(protocol), Command: command, Cwd: cwd}
 		path := filepath.Join(dir, id+".spool")
-		sp, err := api.CreateSpool(path, api.SpoolHeader{Server: url, Session: req})
+		sp, err := api.CreateSpool(path, api.SpoolHeader{Server: url, NATS: natsURL, Session: req})
 		if err != nil {
 			return nil, err
 		}
-		if _, err := c.CreateSession(ctx, req); err != nil {
-			var ae *api.APIError
-			if errors.As(err, &ae) && ae.Status < 500 && ae.Status != http.StatusTooManyRequests {
-				sp.Close()
-				os.Remove(path)
-				return nil, fmt.Errorf("server %s: %w", url, err)
+		// Over NATS, the header's message creates the session.
+		if natsURL == "" {
+			if _, err := c.CreateSession(ctx, req); err != nil {
+				var ae *api.APIError
+				if errors.As(err, &ae) && ae.Status < 500 && ae.Status != http.StatusTooManyRequests {
+					sp.Close()
+					os.Remove(path)
+					return nil, fmt.Errorf("server %s: %w", url, err)
+				}
+				fmt.Fprintf(e.stderr, "agentstream run: server %s: %v; the session is spooled to %s and sent when the server answers\n", url, err, path)
 			}
-			fmt.Fprintf(e.stderr, "agentstream run: server %s: %v; the session is spooled to %s and sent when the server answers\n", url, err, path)
 		}
 		r.sp = sp
 	}
@@ -192,7 +219,10 @@ func newRemoteRecording(ctx context.Context, e *env, url, token, protocol string
 		l.N += r.offOut
 		return r.sp.Line(l)
 	}}
-	r.up = c.NewUploader(r.sp, api.UploaderOptions{})
+	if r.up, err = newSender(r.sp, url, token); err != nil {
+		r.sp.Close()
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -247,7 +277,7 @@ func (r *remoteRecording) finish(ctx context.Context, res runner.Result) error {
 	uerr := r.up.Wait(wctx)
 	r.up.Stop()
 	if errors.Is(uerr, context.DeadlineExceeded) {
-		fmt.Fprintf(r.stderr, "agentstream run: the server did not take the whole session in %v (%v); the rest waits in %s: agentstream run --resume %s\n", r.wait, uerr, r.sp.Path(), r.sp.Path())
+		fmt.Fprintf(r.stderr, "agentstream run: the server (or NATS) did not take the whole session in %v (%v); the rest waits in %s: agentstream run --resume %s\n", r.wait, uerr, r.sp.Path(), r.sp.Path())
 		uerr = nil
 	}
 	if cerr := r.sp.Close(); err == nil {

@@ -63,6 +63,12 @@ run --resume SPOOL sends the rest of a spool a run left (a crash, an outage)
 and ends its session; run --session ID goes on from the unfinished spool of
 that session. A finished spool is removed (docs/runs.md).
 
+With --nats URL[,URL...] instead, the same spool is published to NATS
+JetStream (a subject per session, in order and once each, whatever the
+retries) for serve --nats to store; NATS away is waited out as a server
+away is, and run --resume publishes a NATS spool to the servers of its
+header, or --nats (docs/cluster.md).
+
 In GitHub Actions (--ci github, the default when GITHUB_ACTIONS=true) each turn
 is a ::group::, errors are ::error:: and retries and quota ::warning::, and a
 Markdown recap is appended to $GITHUB_STEP_SUMMARY. Text from the agent can
@@ -110,6 +116,7 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	db := dbFlag(fs)
 	noStore := fs.Bool("no-store", false, "do not write the session into the store")
 	server := fs.String("server", "", "send the session to the agentstream server at `URL` instead of the local store")
+	natsURL := fs.String("nats", "", "publish the session to NATS JetStream at `URL[,URL...]` instead, for serve --nats to store (docs/cluster.md)")
 	token := fs.String("token", "", "the server's bearer token (default $AGENTSTREAM_TOKEN)")
 	resume := fs.String("resume", "", "send the rest of the unfinished spool `SPOOL` that a run left (to its server, or --server) and end its session; no COMMAND")
 	uploadWait := fs.Duration("upload-wait", 30*time.Second, "with --server or --resume, how long to wait at the end for the server to take the rest of the spool")
@@ -137,7 +144,7 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 		if tok == "" {
 			tok = e.getenv("AGENTSTREAM_TOKEN")
 		}
-		return resumeSpool(ctx, e, *resume, *server, tok, *uploadWait)
+		return resumeSpool(ctx, e, *resume, *server, *natsURL, tok, *uploadWait)
 	}
 	if len(command) == 0 {
 		return usageErr("no COMMAND (agentstream run [flags] -- COMMAND [ARGS...])")
@@ -150,6 +157,15 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	}
 	if *prompt != "" && *promptFile != "" {
 		return usageErr("--prompt and --prompt-file exclude each other")
+	}
+	if *server != "" && *natsURL != "" {
+		return usageErr("--server and --nats exclude each other")
+	}
+	if *natsURL != "" && *protocol == "auto" {
+		return usageErr("--nats needs --protocol: the ingest node normalizes the lines it is sent")
+	}
+	if *natsURL != "" && *noStore {
+		return usageErr("--nats and --no-store exclude each other")
 	}
 	if *server != "" && *protocol == "auto" {
 		return usageErr("--server needs --protocol: the server normalizes the lines it is sent")
@@ -239,12 +255,12 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 	}
 	var rec recording
 	switch {
-	case *server != "":
+	case *server != "" || *natsURL != "":
 		tok := *token
 		if tok == "" {
 			tok = e.getenv("AGENTSTREAM_TOKEN")
 		}
-		rec, err = newRemoteRecording(ctx, e, *server, tok, *protocol, command, *sessionID, *uploadWait)
+		rec, err = newRemoteRecording(ctx, e, *server, *natsURL, tok, *protocol, command, *sessionID, *uploadWait)
 	case !*noStore:
 		rec, err = newLocalRecording(ctx, e, *db, *sessionID, *protocol, command)
 	}
@@ -312,15 +328,16 @@ func cmdRun(ctx context.Context, e *env, args []string) int {
 // resumeSpool sends the rest of an unfinished spool and ends its session:
 // with the end its run wrote, or, when the run died before writing one,
 // as aborted.
-func resumeSpool(ctx context.Context, e *env, path, server, token string, wait time.Duration) int {
+func resumeSpool(ctx context.Context, e *env, path, server, natsURL, token string, wait time.Duration) int {
 	sp, err := api.OpenSpool(path)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentstream run: --resume: %v\n", err)
 		return exitError
 	}
 	defer sp.Close()
-	if server == "" {
-		server = sp.Header().Server
+	if natsURL != "" && sp.Header().NATS == "" {
+		fmt.Fprintf(e.stderr, "agentstream run: --resume: %s goes to the server %s, not to NATS\n", path, sp.Header().Server)
+		return exitUsage
 	}
 	if !sp.Ended() {
 		if err := sp.End(api.End{Reason: agentstream.ReasonAborted, Error: "the runner stopped before the session ended; its spool was resumed"}); err != nil {
@@ -328,15 +345,31 @@ func resumeSpool(ctx context.Context, e *env, path, server, token string, wait t
 			return exitError
 		}
 	}
-	up := (&api.Client{URL: server, Token: token}).NewUploader(sp, api.UploaderOptions{})
+	if natsURL != "" {
+		// NATS servers given now take the place of the spool's.
+		h := sp.Header()
+		h.NATS = natsURL
+		sp.SetHeader(h)
+	}
+	up, err := newSender(sp, server, token)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentstream run: --resume: %v\n", err)
+		return exitError
+	}
 	defer up.Stop()
+	to := server
+	if h := sp.Header(); h.NATS != "" {
+		to = "NATS " + h.NATS
+	} else if to == "" {
+		to = h.Server
+	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	if err := up.Wait(wctx); err != nil {
 		fmt.Fprintf(e.stderr, "agentstream run: --resume: session %s: %v; the rest stays in %s\n", sp.Session(), err, path)
 		return exitError
 	}
-	fmt.Fprintf(e.stderr, "agentstream run: session %s sent to %s\n", sp.Session(), server)
+	fmt.Fprintf(e.stderr, "agentstream run: session %s sent to %s\n", sp.Session(), to)
 	return exitOK
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentstream/agentstream/hub"
+	"github.com/agentstream/agentstream/natsbus"
 	"github.com/agentstream/agentstream/redact"
 	"github.com/agentstream/agentstream/session"
 	"github.com/agentstream/agentstream/store/postgres"
@@ -49,10 +50,16 @@ interrupts, answers to permission requests, and DELETE to close. The file is
 "env": {...}, "policy": {...}}}}; no request can name a command. The web
 UI then offers a New session form on the list, and on a live session's page
 its state, a composer, Interrupt, Close session and buttons to answer its
-permission requests and questions.`
+permission requests and questions.
+
+With --nats URL[,URL...], it also ingests the sessions that runners publish
+to NATS JetStream (run --nats): a durable consumer takes them, normalizes
+them and stores them, acknowledging each message only once the store
+committed it. NATS away is a state: serve goes on serving what its store
+holds, and GET /api/health says that ingest is paused. See docs/cluster.md.`
 
 func cmdServe(ctx context.Context, e *env, args []string) int {
-	fs := newFlags(e, "serve", "[--db PATH] [--addr 127.0.0.1:8377] [--token T] [--require-token]", serveDoc)
+	fs := newFlags(e, "serve", "[--db PATH] [--addr 127.0.0.1:8377] [--token T] [--require-token] [--nats URL]", serveDoc)
 	db := dbFlag(fs)
 	addr := fs.String("addr", "127.0.0.1:8377", "the address to listen on")
 	token := fs.String("token", "", "the bearer token every request must carry (default $AGENTSTREAM_TOKEN)")
@@ -67,6 +74,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		hosts = append(hosts, v)
 		return nil
 	})
+	natsURL := fs.String("nats", "", "ingest the sessions runners publish to NATS JetStream at `URL[,URL...]` (docs/cluster.md)")
 	heartbeat := fs.Duration("heartbeat-timeout", 2*time.Minute, "end a remote session interrupted when its runner sends nothing for this long (0: never)")
 	pos, code, ok := parseArgs(fs, args)
 	if !ok {
@@ -120,7 +128,32 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		hb = -1
 	}
 	hosts = append(hosts, *addr, ln.Addr().String())
-	srv := startServer(ctx, st, ln, api.Options{Token: *token, Tokens: st, RequireToken: *require, Redact: apiRedactor(red), Hosts: hosts, HeartbeatTimeout: hb}, profiles, func(err error) { fmt.Fprintln(e.stderr, "agentstream serve:", err) })
+	opts := api.Options{Token: *token, Tokens: st, RequireToken: *require, Redact: apiRedactor(red), Hosts: hosts, HeartbeatTimeout: hb}
+	if *natsURL != "" {
+		nc, err := natsbus.Connect(*natsURL, "agentstream serve")
+		if err != nil {
+			ln.Close()
+			fmt.Fprintln(e.stderr, "agentstream serve:", err)
+			return exitError
+		}
+		defer nc.Close()
+		// A runner publishing over NATS sends no heartbeat: its session
+		// ends with the end it publishes.
+		ing := api.NewIngester(st, api.Options{Redact: opts.Redact, HeartbeatTimeout: -1})
+		cons := natsbus.Consume(nc, ing, natsbus.ConsumerOptions{Logf: func(format string, args ...any) {
+			fmt.Fprintf(e.stderr, "agentstream serve: "+format+"\n", args...)
+		}})
+		defer cons.Stop()
+		opts.Health = func() any {
+			s := cons.Status()
+			state := "connected"
+			if !s.Connected {
+				state = "paused"
+			}
+			return map[string]any{"transport": "nats", "state": state, "error": s.Error, "taken": s.Taken}
+		}
+	}
+	srv := startServer(ctx, st, ln, opts, profiles, func(err error) { fmt.Fprintln(e.stderr, "agentstream serve:", err) })
 	fmt.Fprintf(e.stderr, "agentstream serve: http://%s (database %s)\n", ln.Addr(), where)
 	select {
 	case err = <-srv.errc:

@@ -159,6 +159,11 @@ type Options struct {
 	// minutes, negative never. Client's Uploader sends a heartbeat every
 	// 30 s while idle.
 	HeartbeatTimeout time.Duration
+	// Health, when set, says how ingestion other than HTTP stands (such
+	// as a NATS consumer's status); GET /api/health answers
+	// {"ok": true, "ingest": HEALTH}, and {"ok": true, "ingest":
+	// {"transport": "http"}} without it.
+	Health func() any
 }
 
 // maxSmallBody is the largest body of a request other than lines.
@@ -245,7 +250,10 @@ func New(st store.Store, h *hub.Hub, opts Options) http.Handler {
 	mux.HandleFunc("/api/sessions/{id}/stream", methodNotAllowed("GET"))
 	mux.HandleFunc("GET /api/usage", s.getUsage)
 	mux.HandleFunc("/api/usage", methodNotAllowed("GET"))
-	mux.HandleFunc("/api/search", s.getSearch)
+	mux.HandleFunc("GET /api/search", s.getSearch)
+	mux.HandleFunc("/api/search", methodNotAllowed("GET"))
+	mux.HandleFunc("GET /api/health", s.getHealth)
+	mux.HandleFunc("/api/health", methodNotAllowed("GET"))
 	mux.HandleFunc("GET /api/events/stream", s.allStream)
 	mux.HandleFunc("/api/events/stream", methodNotAllowed("GET"))
 	s.routeAuth(mux)
@@ -533,4 +541,12 @@ func hexString(b []byte) string {
 		out[2*i], out[2*i+1] = digits[c>>4], digits[c&15]
 	}
 	return string(out)
+}
+
+func (s *server) getHealth(w http.ResponseWriter, r *http.Request) {
+	var ingest any = map[string]string{"transport": "http"}
+	if s.opts.Health != nil {
+		ingest = s.opts.Health()
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "ingest": ingest})
 }

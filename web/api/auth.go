@@ -176,6 +176,8 @@ var routes = map[string]route{
 	"POST /api/sessions/{id}/lines":                {ScopeIngest, false},
 	"GET /api/usage":                               {ScopeRead, false},
 	"GET /api/events/stream":                       {ScopeRead, false},
+	"GET /api/health":                              {ScopeRead, false},
+	"GET /api/search":                              {ScopeRead, false},
 	"POST /api/sessions/{id}/messages":             {ScopeControl, false},
 	"POST /api/sessions/{id}/interrupt":            {ScopeControl, false},
 	"POST /api/sessions/{id}/requests/{requestId}": {ScopeControl, false},

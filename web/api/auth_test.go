@@ -172,6 +172,8 @@ var scopeRoutes = []apiRoute{
 	{"other events", "GET", "/api/sessions/s2/events", "", "GET /api/sessions/{id}/events", api.ScopeRead, false, 200},
 	{"other stream", "GET", "/api/sessions/s2/stream", "", "GET /api/sessions/{id}/stream", api.ScopeRead, false, 200},
 	{"usage", "GET", "/api/usage", "", "GET /api/usage", api.ScopeRead, false, 200},
+	{"search", "GET", "/api/search?q=hello", "", "GET /api/search", api.ScopeRead, false, 200},
+	{"health", "GET", "/api/health", "", "GET /api/health", api.ScopeRead, false, 200},
 	{"all events", "GET", "/api/events/stream", "", "GET /api/events/stream", api.ScopeRead, false, 200},
 	{"line", "GET", "/api/sessions/s1/lines/1", "", "GET /api/sessions/{id}/lines/{n}", api.ScopeLines, false, 200},
 	{"stderr line", "GET", "/api/sessions/s1/lines/1?stream=stderr", "", "GET /api/sessions/{id}/lines/{n}", api.ScopeLines, false, 404},

@@ -189,37 +189,49 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) {
 	if !decodeBytes(w, b, &req) {
 		return
 	}
+	sess, err := s.create(r.Context(), req)
+	if err != nil {
+		var le *lineError
+		if errors.As(err, &le) {
+			writeError(w, le.code, le.msg)
+			return
+		}
+		storeError(w, err)
+		return
+	}
+	w.Header().Set("Location", "/api/sessions/"+sess.ID)
+	writeJSON(w, http.StatusCreated, sess)
+}
+
+// create creates the session of a remote runner and starts its ingestion;
+// a request it refuses is a *lineError (400, or 409 for an id that exists).
+func (s *server) create(ctx context.Context, req CreateRequest) (store.Session, error) {
 	a, err := adapter.Lookup(req.Protocol)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "bad protocol "+strconv.Quote(req.Protocol)+": want one of the protocols (auto is not accepted here)")
-		return
+		return store.Session{}, &lineError{code: http.StatusBadRequest, msg: "bad protocol " + strconv.Quote(req.Protocol) + ": want one of the protocols (auto is not accepted here)"}
 	}
 	if req.ID != "" && !store.ValidID(req.ID) {
-		writeError(w, http.StatusBadRequest, "bad id "+quoteText(clipName(req.ID)))
-		return
+		return store.Session{}, &lineError{code: http.StatusBadRequest, msg: "bad id " + quoteText(clipName(req.ID))}
 	}
 	if req.Parent != "" && !store.ValidID(req.Parent) {
-		writeError(w, http.StatusBadRequest, "bad parent "+quoteText(clipName(req.Parent)))
-		return
+		return store.Session{}, &lineError{code: http.StatusBadRequest, msg: "bad parent " + quoteText(clipName(req.Parent))}
 	}
 	req.bound()
 	if req.ID != "" {
-		if _, err := s.st.Session(r.Context(), req.ID); err == nil {
-			writeError(w, http.StatusConflict, "session "+req.ID+" exists")
-			return
+		if _, err := s.st.Session(ctx, req.ID); err == nil {
+			return store.Session{}, &lineError{code: http.StatusConflict, msg: "session " + req.ID + " exists", exists: true}
 		}
 	}
 	harness := req.Harness
 	if harness == "" {
 		harness = a.Harness
 	}
-	wr, err := s.st.Create(r.Context(), store.NewSession{
+	wr, err := s.st.Create(ctx, store.NewSession{
 		ID: req.ID, Protocol: a.Name, Harness: harness, Command: req.Command, Cwd: req.Cwd,
 		Parent: req.Parent, Labels: req.Labels, StartedAt: s.opts.Now(),
 	})
 	if err != nil {
-		storeError(w, err)
-		return
+		return store.Session{}, err
 	}
 	in := &ingest{w: wr, n: agentstream.NewNormalizer(a.New(), agentstream.NormalizerConfig{
 		Session: wr.Session(), Harness: harness, ExplicitTurns: a.ExplicitTurns})}
@@ -227,13 +239,7 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) {
 	s.ingestMu.Lock()
 	s.ingests[wr.Session()] = in
 	s.ingestMu.Unlock()
-	sess, err := s.st.Session(r.Context(), wr.Session())
-	if err != nil {
-		storeError(w, err)
-		return
-	}
-	w.Header().Set("Location", "/api/sessions/"+sess.ID)
-	writeJSON(w, http.StatusCreated, sess)
+	return s.st.Session(ctx, wr.Session())
 }
 
 // bound clips what a runner says of its session as the format clips what
@@ -271,6 +277,7 @@ type lineError struct {
 	msg      string
 	expected map[string]int64
 	ended    bool
+	exists   bool
 }
 
 func (e *lineError) Error() string { return e.msg }
@@ -316,74 +323,85 @@ func (s *server) postLines(w http.ResponseWriter, r *http.Request) {
 	if !decodeBytes(w, b, &req) {
 		return
 	}
-	for i, l := range req.Lines {
+	if err := checkLines(req.Lines); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	s.ingestLines(w, r, id, &req, false)
+}
+
+// checkLines returns an error for a line that cannot be taken: a bad
+// stream, number or hash, or both text and data.
+func checkLines(lines []LineIn) error {
+	for i, l := range lines {
 		if l.Stream != store.Stdout && l.Stream != store.Stderr {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("line %d: bad stream %q", i, l.Stream))
-			return
+			return fmt.Errorf("line %d: bad stream %q", i, l.Stream)
 		}
 		if l.N < 1 {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("line %d: bad number %d", i, l.N))
-			return
+			return fmt.Errorf("line %d: bad number %d", i, l.N)
 		}
 		if l.Text != "" && len(l.Data) > 0 {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("line %d: both text and data", i))
-			return
+			return fmt.Errorf("line %d: both text and data", i)
 		}
 		if l.SHA256 != "" {
 			if b, err := hex.DecodeString(l.SHA256); err != nil || len(b) != 32 {
-				writeError(w, http.StatusBadRequest, fmt.Sprintf("line %d: bad sha256", i))
-				return
+				return fmt.Errorf("line %d: bad sha256", i)
 			}
 		}
 	}
-	s.ingestLines(w, r, id, &req, false)
+	return nil
 }
 
 // ingestLines takes the lines of a request; again says it is the second
 // try, after the ingestion it found had just closed.
 func (s *server) ingestLines(w http.ResponseWriter, r *http.Request, id string, req *LinesRequest, again bool) {
-	ctx := r.Context()
+	resp, err := s.lines(r.Context(), id, req, again)
+	var le *lineError
+	switch {
+	case err == nil:
+		writeJSON(w, http.StatusOK, resp)
+	case errors.As(err, &le) && le.expected != nil:
+		writeJSON(w, le.code, map[string]any{"error": le.msg, "expected": le.expected, "lastSeq": resp.LastSeq})
+	case errors.As(err, &le):
+		writeError(w, le.code, le.msg)
+	default:
+		storeError(w, err)
+	}
+}
+
+// lines takes the lines of a request and returns where the session
+// stands; a request it refuses is a *lineError.
+func (s *server) lines(ctx context.Context, id string, req *LinesRequest, again bool) (LinesResponse, error) {
 	in, err := s.ingestFor(ctx, id)
 	if errors.Is(err, errEnded) && req.End != nil {
 		// A retried last request, whose answer was lost: if the server
 		// has every line of it, it took effect.
 		if resp, ok := s.alreadyTaken(ctx, id, req.Lines); ok {
-			writeJSON(w, http.StatusOK, resp)
-			return
+			return resp, nil
 		}
 	}
 	if err != nil {
-		var le *lineError
-		if errors.As(err, &le) {
-			writeError(w, le.code, le.msg)
-			return
-		}
-		storeError(w, err)
-		return
+		return LinesResponse{}, err
 	}
 	in.mu.Lock()
 	if in.gone && !again {
 		// It ended meanwhile (its runner's heartbeat timed out, or a
 		// request ended it): look again, as the next request would.
 		in.mu.Unlock()
-		s.ingestLines(w, r, id, req, true)
-		return
+		return s.lines(ctx, id, req, true)
 	}
 	defer in.mu.Unlock()
 	if in.gone {
-		writeError(w, http.StatusConflict, "session "+id+" has ended")
-		return
+		return LinesResponse{}, &lineError{code: http.StatusConflict, msg: "session " + id + " has ended"}
 	}
 	s.touch(in)
 	lerr := s.take(ctx, in, req.Lines)
 	if lerr == nil && req.End != nil {
 		if err := s.finish(ctx, in, req.End); err != nil {
-			storeError(w, err)
-			return
+			return LinesResponse{}, err
 		}
 	} else if err := in.w.Flush(ctx); err != nil {
-		storeError(w, err)
-		return
+		return LinesResponse{}, err
 	}
 	resp := LinesResponse{
 		LastLine: map[string]int64{store.Stdout: in.w.LastLine(store.Stdout), store.Stderr: in.w.LastLine(store.Stderr)},
@@ -396,10 +414,9 @@ func (s *server) ingestLines(w http.ResponseWriter, r *http.Request, id string, 
 		}
 	}
 	if lerr != nil {
-		writeJSON(w, lerr.code, map[string]any{"error": lerr.msg, "expected": lerr.expected, "lastSeq": resp.LastSeq})
-		return
+		return resp, lerr
 	}
-	writeJSON(w, http.StatusOK, resp)
+	return resp, nil
 }
 
 // take normalizes and keeps the lines that follow the last ones kept,
@@ -582,4 +599,61 @@ func (s *server) ingestFor(ctx context.Context, id string) (*ingest, error) {
 	s.watch(in)
 	s.ingests[id] = in
 	return in, nil
+}
+
+// Ingester takes the sessions of remote runners without HTTP, by the path
+// POST /api/sessions and POST /api/sessions/{id}/lines take: the same
+// checks, redaction, normalization and idempotent writes. A transport
+// other than HTTP (package natsbus) feeds it. An Ingester is safe for
+// concurrent use; it holds the sessions it ingests until their end, as the
+// handler of New does, and the two do not share them: a session one of
+// them is writing is refused by the other (409).
+type Ingester struct{ s *server }
+
+// NewIngester returns an Ingester writing to st; of opts, Now, Redact and
+// HeartbeatTimeout apply.
+func NewIngester(st store.Store, opts Options) *Ingester {
+	return &Ingester{s: &server{st: st, opts: opts.withDefaults(), ingests: map[string]*ingest{}}}
+}
+
+// IngestError is an ingestion the Ingester refused: Status is the HTTP
+// status POST would have answered (400 a bad request, 409 a conflict),
+// Expected the line number expected next per stream for lines sent out of
+// order, Exists whether the session to create exists, Ended whether the
+// session has ended.
+type IngestError struct {
+	Status   int
+	Message  string
+	Expected map[string]int64
+	Exists   bool
+	Ended    bool
+}
+
+func (e *IngestError) Error() string { return "api: ingest: " + e.Message }
+
+func ingestError(err error) error {
+	var le *lineError
+	if errors.As(err, &le) {
+		return &IngestError{Status: le.code, Message: le.msg, Expected: le.expected, Exists: le.exists, Ended: le.ended}
+	}
+	return err
+}
+
+// Create creates the session a runner is about to send and starts its
+// ingestion. An *IngestError with Exists says the session exists.
+func (g *Ingester) Create(ctx context.Context, req CreateRequest) (store.Session, error) {
+	sess, err := g.s.create(ctx, req)
+	return sess, ingestError(err)
+}
+
+// Lines takes lines of a session, and its end when end is not nil, and
+// returns where the session stands once they were committed. Lines it
+// already has are ignored, so lines sent again (a redelivery) do no harm.
+// A refusal is an *IngestError; any other error is the store's.
+func (g *Ingester) Lines(ctx context.Context, id string, lines []LineIn, end *End) (LinesResponse, error) {
+	if err := checkLines(lines); err != nil {
+		return LinesResponse{}, &IngestError{Status: http.StatusBadRequest, Message: err.Error()}
+	}
+	resp, err := g.s.lines(ctx, id, &LinesRequest{Lines: lines, End: end}, false)
+	return resp, ingestError(err)
 }

@@ -59,6 +59,9 @@ type SpoolHeader struct {
 	Version int `json:"spool"`
 	// Server is the base URL of the server the lines go to.
 	Server string `json:"server"`
+	// NATS, when set, is the NATS servers (a comma-separated list) the
+	// lines are published to instead (package natsbus).
+	NATS string `json:"nats,omitempty"`
 	// Session creates the session; its ID is set.
 	Session CreateRequest `json:"session"`
 }
@@ -170,6 +173,10 @@ func (s *Spool) Path() string { return s.path }
 
 // Header returns the spool's header.
 func (s *Spool) Header() SpoolHeader { return s.header }
+
+// SetHeader changes the header the spool's senders read (not the file's):
+// a run resumed with other servers than the ones it was started with.
+func (s *Spool) SetHeader(h SpoolHeader) { s.header = h }
 
 // Session returns the id of the spool's session.
 func (s *Spool) Session() string { return s.header.Session.ID }
@@ -389,4 +396,61 @@ func IdleSpools(dir string) ([]string, error) {
 		f.Close()
 	}
 	return idle, nil
+}
+
+// Cursor returns the offset up to which the records were acknowledged,
+// as the spool's cursor file holds it (zero when there is none).
+func (s *Spool) Cursor() int64 { return s.cursor() }
+
+// SaveCursor records that the records up to offset off were acknowledged:
+// the cursor file is written beside and renamed, so that a crash leaves
+// the old offset or the new one.
+func (s *Spool) SaveCursor(off int64) error { return s.saveCursor(off) }
+
+// Remove deletes a finished spool and its cursor, the lock still held; the
+// spool is then closed with Close.
+func (s *Spool) Remove() error { return s.remove() }
+
+// Notify returns a channel that receives when records were written to the
+// file. One receiver takes each kick.
+func (s *Spool) Notify() <-chan struct{} { return s.notify }
+
+// RawRecords reads from off the whole records the file holds (the header
+// too, when off is 0), up to maxRecords of them in a window of maxBytes
+// (grown for one record longer than it), into buf. It returns each record
+// as it is in the file, without its newline (slices of buf, valid until
+// the next call), and the offset after the last one; no record means none
+// whole was written past off yet.
+func (s *Spool) RawRecords(r io.ReaderAt, off int64, maxRecords, maxBytes int, buf *[]byte) (recs [][]byte, next int64, err error) {
+	size := s.Size()
+	window := int64(maxBytes)
+	for {
+		want := min(window, size-off)
+		if want <= 0 {
+			return nil, off, nil
+		}
+		if int64(cap(*buf)) < want {
+			*buf = make([]byte, want)
+		}
+		b := (*buf)[:want]
+		n, err := r.ReadAt(b, off)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, off, fmt.Errorf("api: spool: %w", err)
+		}
+		b = b[:n]
+		next = off
+		for len(recs) < maxRecords {
+			i := bytes.IndexByte(b, '\n')
+			if i < 0 {
+				break
+			}
+			recs = append(recs, b[:i])
+			next += int64(i + 1)
+			b = b[i+1:]
+		}
+		if next > off || want == size-off {
+			return recs, next, nil
+		}
+		window *= 2
+	}
 }

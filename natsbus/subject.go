@@ -1,0 +1,78 @@
+package natsbus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// StreamName is the JetStream stream of the native lines.
+const StreamName = "AGENTSTREAM_LINES"
+
+// SubjectPrefix begins the subject of every session.
+const SubjectPrefix = "agentstream.lines."
+
+// Subject returns the subject of session id: SubjectPrefix and the id,
+// each "." of it written "~" (a "." separates the tokens of a subject; no
+// session id holds a "~").
+func Subject(id string) string {
+	return SubjectPrefix + strings.ReplaceAll(id, ".", "~")
+}
+
+// SessionOf returns the session id of a subject Subject made.
+func SessionOf(subject string) (string, bool) {
+	tok, ok := strings.CutPrefix(subject, SubjectPrefix)
+	if !ok || tok == "" || strings.Contains(tok, ".") {
+		return "", false
+	}
+	return strings.ReplaceAll(tok, "~", "."), true
+}
+
+// Connect connects to the NATS servers urls (a comma-separated list), and
+// goes on reconnecting for ever: a server that is away is a state, not a
+// failure. name names the connection in the server's monitoring.
+func Connect(urls, name string) (*nats.Conn, error) {
+	nc, err := nats.Connect(urls, nats.Name(name), nats.MaxReconnects(-1),
+		nats.RetryOnFailedConnect(true), nats.ReconnectWait(250*time.Millisecond),
+		nats.ReconnectBufSize(-1))
+	if err != nil {
+		return nil, fmt.Errorf("natsbus: connect %s: %w", urls, err)
+	}
+	return nc, nil
+}
+
+// StreamConfig is the configuration of the stream EnsureStream makes:
+// file storage, every session's subject, messages kept until deleted.
+func StreamConfig() jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:       StreamName,
+		Subjects:   []string{SubjectPrefix + ">"},
+		Storage:    jetstream.FileStorage,
+		Retention:  jetstream.LimitsPolicy,
+		Duplicates: 2 * time.Minute,
+	}
+}
+
+// EnsureStream creates the stream when it does not exist.
+func EnsureStream(ctx context.Context, js jetstream.JetStream) (jetstream.Stream, error) {
+	s, err := js.Stream(ctx, StreamName)
+	if err == nil {
+		return s, nil
+	}
+	if !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, fmt.Errorf("natsbus: stream %s: %w", StreamName, err)
+	}
+	s, err = js.CreateStream(ctx, StreamConfig())
+	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		s, err = js.Stream(ctx, StreamName)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("natsbus: create stream %s: %w", StreamName, err)
+	}
+	return s, nil
+}
