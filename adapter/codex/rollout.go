@@ -42,7 +42,7 @@ var RolloutDeliberate = map[string]string{
 	"turn_context":                       "the turn's settings; a model other than the last gives session.updated",
 	"event_msg/thread_settings_applied":  "the thread's settings (model, approval policy, cwd), which session_meta and turn_context give",
 	"event_msg/item_completed":           "a user or agent message or a reasoning summary its response_item gives; a CommandExecution gives the tool.result",
-	"response_item/message":              "the developer's instructions and the context Codex writes itself as user messages (an <environment_context> block)",
+	"response_item/message":              "the developer's instructions and the context Codex writes itself as user messages (an `<environment_context>` block)",
 	"response_item/function_call_output": "the output a CommandExecution item gave already, as the model read it",
 }
 

@@ -206,6 +206,8 @@ func protocolOf(path string) string {
 	switch {
 	case strings.Contains(path, "/codex/testdata/appserver/"):
 		return "codex-app"
+	case strings.Contains(path, "/codex/testdata/rollout/"):
+		return "codex-rollout"
 	case strings.Contains(path, "/codex/"):
 		return "codex-json"
 	case strings.Contains(path, "/gemini/"):

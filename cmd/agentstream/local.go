@@ -26,11 +26,13 @@ $HOME and imports them, each file a session:
                transcripts beside them (protocol claude-json)
   copilot-cli  $COPILOT_HOME or ~/.copilot: session-state/*/events.jsonl
                (protocol copilot-json; its usage records are not read yet)
+  codex        $CODEX_HOME (a comma-separated list) or ~/.codex:
+               sessions/YYYY/MM/DD/rollout-*.jsonl (protocol codex-rollout)
 
-The files of codex (~/.codex/sessions), gemini (~/.gemini/tmp/*/chats),
-qwen-code (~/.qwen/projects/*/chats), droid (~/.factory/sessions) and
-opencode (~/.local/share/opencode) are counted and named, not imported: no
-adapter reads those formats yet.
+The files of gemini (~/.gemini/tmp/*/chats), qwen-code
+(~/.qwen/projects/*/chats), droid (~/.factory/sessions) and opencode
+(~/.local/share/opencode) are counted and named, not imported: no adapter
+reads those formats yet.
 
 A file's session id comes from its harness and absolute path, and the
 session keeps the file's path and the SHA-256 of what was read of it as the
@@ -125,7 +127,7 @@ func localSources() []localSource {
 			}
 			return walk(roots, match("*/events.jsonl"))
 		}},
-		{harness: "codex", unread: noAdapter, find: func(getenv func(string) string, home string) []string {
+		{harness: "codex", protocol: "codex-rollout", find: func(getenv func(string) string, home string) []string {
 			var roots []string
 			for _, d := range dir(getenv, "CODEX_HOME", home, ".codex") {
 				roots = append(roots, filepath.Join(d, "sessions"))
