@@ -24,6 +24,7 @@ var recordings = map[string][]string{
 	"droid-json":    {"droid/testdata/*.jsonl"},
 	"acp":           {"acp/testdata/*.jsonl"},
 	"codex-rollout": {"codex/testdata/rollout/*.jsonl"},
+	"gemini-chat":   {"gemini/testdata/chats/*.jsonl"},
 	"kimi-json":     {"kimi/testdata/*.jsonl"},
 	"pi-json":       {"pi/testdata/*.jsonl"},
 }

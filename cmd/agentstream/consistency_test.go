@@ -210,6 +210,8 @@ func protocolOf(path string) string {
 		return "codex-rollout"
 	case strings.Contains(path, "/codex/"):
 		return "codex-json"
+	case strings.Contains(path, "/gemini/testdata/chats/"):
+		return "gemini-chat"
 	case strings.Contains(path, "/gemini/"):
 		return "gemini-json"
 	}
