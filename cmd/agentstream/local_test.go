@@ -661,3 +661,164 @@ func TestImportLocalCodex(t *testing.T) {
 		t.Errorf("with CODEX_HOME: stdout %q, want %s alone", out, p)
 	}
 }
+
+// geminiChats are the lab's Gemini CLI chats (adapter/gemini/testdata/chats,
+// whose SOURCES.md gives where Gemini CLI wrote them), by their path under
+// ~/.gemini/tmp.
+var geminiChats = map[string]string{
+	"work/chats/session-2026-12-02T02-52-84587b52.jsonl": "gemini-0.61.0-shell-chat.jsonl",
+	"work/chats/session-2026-12-02T02-52-a1c2b3d4.jsonl": "gemini-0.61.0-text-chat.jsonl",
+	"work/chats/session-2026-12-02T02-53-5c70b23b.jsonl": "gemini-0.61.0-edit-chat.jsonl",
+	"work/chats/session-2026-12-02T02-52-e5f6a7b8.jsonl": "gemini-0.61.0-toolfail-chat.jsonl",
+}
+
+// chatRecord is what the test reads of a chat's message.
+type chatRecord struct {
+	ID        string          `json:"id"`
+	Timestamp string          `json:"timestamp"`
+	Type      string          `json:"type"`
+	Model     string          `json:"model,omitempty"`
+	Content   json.RawMessage `json:"content"`
+	Tokens    *struct {
+		Input    int64 `json:"input"`
+		Output   int64 `json:"output"`
+		Cached   int64 `json:"cached"`
+		Thoughts int64 `json:"thoughts"`
+		Tool     int64 `json:"tool"`
+	} `json:"tokens,omitempty"`
+	ToolCalls json.RawMessage `json:"toolCalls,omitempty"`
+}
+
+// chatTokens adds up a chat's model messages' tokens, each message id once:
+// input less the cached input plus the tool-use prompt, output with the
+// thoughts.
+func chatTokens(msgs []chatRecord) tokenTotals {
+	var sum tokenTotals
+	seen := map[string]bool{}
+	for _, m := range msgs {
+		if m.Type != "gemini" || m.Tokens == nil || seen[m.ID] {
+			continue
+		}
+		seen[m.ID] = true
+		sum.Input += m.Tokens.Input - m.Tokens.Cached + m.Tokens.Tool
+		sum.Output += m.Tokens.Output + m.Tokens.Thoughts
+		sum.CacheRead += m.Tokens.Cached
+	}
+	return sum
+}
+
+// chatPrompt is a chat's first user text that is not a tagged block Gemini
+// CLI wrote itself, and the model of its first model message.
+func chatPrompt(msgs []chatRecord) (prompt, model string) {
+	for _, m := range msgs {
+		var parts []struct{ Text string }
+		json.Unmarshal(m.Content, &parts)
+		if m.Type == "user" && prompt == "" && len(parts) > 0 && !strings.HasPrefix(parts[0].Text, "<session_context>") {
+			prompt = parts[0].Text
+		}
+		if m.Type == "gemini" && model == "" {
+			model = m.Model
+		}
+	}
+	return prompt, model
+}
+
+// TestImportLocalGemini: import --local imports Gemini CLI's chats under
+// ~/.gemini/tmp/*/chats, the JSONL of today's builds and an older build's
+// one JSON document (indented, no final newline), each a gemini-cli
+// session of the gemini-chat protocol with its prompt, model and every
+// line, and each model message's tokens once.
+func TestImportLocalGemini(t *testing.T) {
+	home := t.TempDir()
+	localHome(t, home)
+	var want tokenTotals
+	add := func(tok tokenTotals) {
+		want.Input += tok.Input
+		want.Output += tok.Output
+		want.CacheRead += tok.CacheRead
+	}
+	files := map[string][]chatRecord{}
+	var doc struct {
+		SessionID   string       `json:"sessionId"`
+		ProjectHash string       `json:"projectHash"`
+		StartTime   string       `json:"startTime"`
+		Messages    []chatRecord `json:"messages"`
+	}
+	for rel, fixture := range geminiChats {
+		data := readString(t, "../../adapter/gemini/testdata/chats/"+fixture)
+		p := filepath.Join(home, ".gemini", "tmp", filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var msgs []chatRecord
+		for _, l := range strings.Split(strings.TrimSpace(data), "\n")[1:] {
+			var m chatRecord
+			if json.Unmarshal([]byte(l), &m) == nil && m.Type != "" {
+				msgs = append(msgs, m)
+			}
+		}
+		files[p] = msgs
+		add(chatTokens(msgs))
+		if strings.Contains(fixture, "-shell-") {
+			// The older builds' document: the metadata and each message
+			// as last written.
+			json.Unmarshal([]byte(data[:strings.Index(data, "\n")]), &doc)
+			doc.SessionID = "0d0c0000-0000-4000-8000-000000000001"
+			at := map[string]int{}
+			for _, m := range msgs {
+				if i, ok := at[m.ID]; ok {
+					doc.Messages[i] = m
+					continue
+				}
+				at[m.ID] = len(doc.Messages)
+				doc.Messages = append(doc.Messages, m)
+			}
+		}
+	}
+	b, _ := json.MarshalIndent(doc, "", "  ")
+	docPath := filepath.Join(home, ".gemini", "tmp", "older", "chats", "session-2025-08-01T10-00-0d0c0000.json")
+	os.MkdirAll(filepath.Dir(docPath), 0o755)
+	if err := os.WriteFile(docPath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files[docPath] = doc.Messages
+	add(chatTokens(doc.Messages))
+
+	db := filepath.Join(t.TempDir(), "a.db")
+	out, stderr, code := runCLI(t, "", "import", "--local", "--harness", "gemini-cli", "--db", db)
+	if code != exitOK || strings.Count(out, "\tgemini-cli\timported\t") != len(files) {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want %d imported", code, out, stderr, len(files))
+	}
+	if want.Input == 0 || want.Output == 0 {
+		t.Fatalf("the chats hold no tokens: %+v", want)
+	}
+	if got := usageTotals(t, db); got != want {
+		t.Errorf("usage totals %+v, want %+v from the messages' tokens", got, want)
+	}
+	st, err := sqlite.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for p, msgs := range files {
+		prompt, model := chatPrompt(msgs)
+		id := localID("gemini-cli", p)
+		sess, err := st.Session(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if prompt == "" || sess.Harness != "gemini-cli" || sess.Protocol != "gemini-chat" || sess.Title != prompt || sess.Model != model {
+			t.Errorf("%s: session %s/%s titled %q, model %q; want gemini-cli/gemini-chat titled %q, model %q",
+				filepath.Base(p), sess.Harness, sess.Protocol, sess.Title, sess.Model, prompt, model)
+		}
+		data := readString(t, p)
+		lines := strings.Count(data, "\n")
+		if !strings.HasSuffix(data, "\n") {
+			lines++
+		}
+		if n := storedLines(t, db, id); n != lines {
+			t.Errorf("%s: %d lines stored, want %d", filepath.Base(p), n, lines)
+		}
+	}
+}
