@@ -74,6 +74,8 @@ var protocols = []Protocol{
 	{Name: "acp", Harness: "acp", Description: "any Agent Client Protocol agent over stdio", Prompt: PromptACP, ExplicitTurns: true},
 	{Name: "codex-app", Harness: "codex", Description: "Codex `codex app-server`, JSON-RPC threads and turns on stdio (a live session's)",
 		Flags: []string{"app-server"}, Prompt: PromptCodexApp, ExplicitTurns: true},
+	{Name: "codex-rollout", Harness: "codex", Description: "Codex's session rollout files (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl), for import", ExplicitTurns: true},
+	{Name: "gemini-chat", Harness: "gemini-cli", Description: "Gemini CLI's chat files (~/.gemini/tmp/*/chats/*.json or .jsonl), for import", ExplicitTurns: true},
 	{Name: "kimi-json", Harness: "kimi", Description: "Kimi CLI `kimi --print --output-format stream-json`",
 		Flags: []string{"--print", "--output-format", "stream-json"}, Prompt: PromptStdin},
 	{Name: "pi-json", Harness: "pi", Description: "pi coding agent `pi --print --mode json`",

@@ -23,6 +23,8 @@ var recordings = map[string][]string{
 	"copilot-json":  {"copilot/testdata/*.jsonl"},
 	"droid-json":    {"droid/testdata/*.jsonl"},
 	"acp":           {"acp/testdata/*.jsonl"},
+	"codex-rollout": {"codex/testdata/rollout/*.jsonl"},
+	"gemini-chat":   {"gemini/testdata/chats/*.jsonl"},
 	"kimi-json":     {"kimi/testdata/*.jsonl"},
 	"pi-json":       {"pi/testdata/*.jsonl"},
 }

@@ -30,6 +30,8 @@ var harnessNotes = map[string][2]string{
 	"copilot-json":  {"output tokens per message (call, input unknown); premium requests per run (session)", "no input or cache tokens; auth failures are plain text"},
 	"droid-json":    {"one aggregate per run on `completion.usage` (session)", "no cost; older builds print no usage"},
 	"acp":           {"`usage_update`: context occupancy and cumulative cost (session, never summed); the prompt response's usage (session)", "tool names are ACP kinds; the runner speaks the handshake"},
+	"codex-rollout": {"per call (`last_token_usage`) and the thread's running total (`total_token_usage`) on `token_count`, input converted to non-cached", "a session file, read by `import`; the model comes in `session.updated`; `apply_patch` changes only from the patch (no lab recording yet); no cost"},
+	"gemini-chat":   {"per call on each model message's `tokens` (once per message id), input less cached plus the tool-use prompt, output with the thoughts", "a session file, read by `import`; no version or cwd in it; the model comes in `session.updated`; no cost"},
 	"kimi-json":     {"none on stdout", "only documentation examples recorded; no end line (the runner ends the session)"},
 	"pi-json":       {"per call on each assistant `message_end`, with cost", "only hand-built recordings; the model only on usage"},
 }

@@ -9,7 +9,8 @@ import (
 // counted and deliberate raw lines are listed: its type (with the subtype of
 // a system line, "system/status", and the inner discriminator of the lines
 // that wrap another message, "stream_event/message_delta",
-// "control_request/can_use_tool"), else its JSON-RPC method, else the type
+// "control_request/can_use_tool", a Codex rollout's
+// "event_msg/token_count"), else its JSON-RPC method, else the type
 // of a legacy {"id","msg"} line's msg ("msg/agent_message"); "(blank)",
 // "(no type)", "(not json)" or "(oversized)" otherwise.
 func NativeType(l agentstream.Line) string {
@@ -33,6 +34,8 @@ func NativeType(l agentstream.Line) string {
 			inner = jsonscan.GetPath(b, "event", "type")
 		case "control_request":
 			inner = jsonscan.GetPath(b, "request", "subtype")
+		case "event_msg", "response_item":
+			inner = jsonscan.GetPath(b, "payload", "type")
 		}
 		if sub, ok := jsonscan.String(inner); ok && sub != "" {
 			return t + "/" + sub

@@ -86,7 +86,9 @@ type runTotals struct {
 //     the figures.
 //   - Codex exec --json: turn.completed.usage is the thread's running
 //     total (input including cached input); another thread is another run.
-//     The legacy stream's token_count total_token_usage likewise.
+//     The legacy stream's token_count total_token_usage likewise, and a
+//     session rollout's (event_msg lines).
+//   - Gemini CLI's chat files: each model message's tokens, once per id.
 //   - Gemini CLI: each result's stats (input excluding cached, or
 //     input_tokens less cached), one run each; the JSON output's
 //     stats.models summed.
@@ -188,6 +190,32 @@ func RecordedUsage(data []byte) Totals {
 						id := strconv.Itoa(len(r.order))
 						r.after[id] = &claudeCall{in: u.InputTokens, out: u.OutputTokens, read: u.CacheReadTokens, write: u.CacheCreationTokens, final: true}
 						r.order = append(r.order, id)
+					}
+				}
+			case typ == "gemini" && o["tokens"] != nil:
+				// A Gemini CLI chat's model message: its call's tokens,
+				// once per message id (a message is written again as its
+				// tools complete).
+				tok, _ := o["tokens"].(map[string]any)
+				id, _ := o["id"].(string)
+				r := cur()
+				if _, ok := r.after[id]; ok || tok == nil {
+					continue
+				}
+				cached := val(intOf(tok, "cached"))
+				in := max(val(intOf(tok, "input"))-cached, 0) + val(intOf(tok, "tool"))
+				out := val(intOf(tok, "output")) + val(intOf(tok, "thoughts"))
+				var zero int64
+				r.after[id] = &claudeCall{in: &in, out: &out, read: &cached, write: &zero, final: true}
+				r.order = append(r.order, id)
+			case typ == "event_msg":
+				// A Codex rollout's event messages: token_count as the
+				// legacy stream's.
+				p, _ := o["payload"].(map[string]any)
+				if t, _ := p["type"].(string); t == "token_count" {
+					info, _ := p["info"].(map[string]any)
+					if tot, _ := info["total_token_usage"].(map[string]any); tot != nil {
+						cur().t = codexTotals(tot)
 					}
 				}
 			case typ == "result":

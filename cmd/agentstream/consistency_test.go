@@ -206,8 +206,12 @@ func protocolOf(path string) string {
 	switch {
 	case strings.Contains(path, "/codex/testdata/appserver/"):
 		return "codex-app"
+	case strings.Contains(path, "/codex/testdata/rollout/"):
+		return "codex-rollout"
 	case strings.Contains(path, "/codex/"):
 		return "codex-json"
+	case strings.Contains(path, "/gemini/testdata/chats/"):
+		return "gemini-chat"
 	case strings.Contains(path, "/gemini/"):
 		return "gemini-json"
 	}

@@ -26,18 +26,22 @@ $HOME and imports them, each file a session:
                transcripts beside them (protocol claude-json)
   copilot-cli  $COPILOT_HOME or ~/.copilot: session-state/*/events.jsonl
                (protocol copilot-json; its usage records are not read yet)
+  codex        $CODEX_HOME (a comma-separated list) or ~/.codex:
+               sessions/YYYY/MM/DD/rollout-*.jsonl (protocol codex-rollout)
+  gemini-cli   ~/.gemini/tmp/*/chats/*.jsonl, and the older builds' one
+               JSON document a chat, *.json (protocol gemini-chat)
 
-The files of codex (~/.codex/sessions), gemini (~/.gemini/tmp/*/chats),
-qwen-code (~/.qwen/projects/*/chats), droid (~/.factory/sessions) and
-opencode (~/.local/share/opencode) are counted and named, not imported: no
-adapter reads those formats yet.
+The files of qwen-code (~/.qwen/projects/*/chats), droid
+(~/.factory/sessions) and opencode (~/.local/share/opencode) are counted
+and named, not imported: no adapter reads those formats yet.
 
 A file's session id comes from its harness and absolute path, and the
 session keeps the file's path and the SHA-256 of what was read of it as the
 labels import.path and import.sha256. A file imported before is skipped when
 its content is unchanged, and read again when it changed (a transcript that
 grew): its session is replaced by one of the same id. Only complete lines
-are read: a file being written is read up to its last newline.
+are read: a file being written is read up to its last newline (a .json
+chat, rewritten whole, to its end).
 
 It prints a line for each file it stores (the session id, the harness,
 "imported" or "updated", and the path) and a count on stderr; on a
@@ -57,6 +61,10 @@ type localSource struct {
 	find func(getenv func(string) string, home string) []string
 	// unread, when set, says why the files are counted, not imported.
 	unread string
+	// whole, when set, tells the files that are one document, written
+	// whole each time (Gemini CLI's older .json chats): they are read to
+	// their end, newline or not.
+	whole func(path string) bool
 }
 
 // localSources returns the places --local looks, in order.
@@ -125,16 +133,16 @@ func localSources() []localSource {
 			}
 			return walk(roots, match("*/events.jsonl"))
 		}},
-		{harness: "codex", unread: noAdapter, find: func(getenv func(string) string, home string) []string {
+		{harness: "codex", protocol: "codex-rollout", find: func(getenv func(string) string, home string) []string {
 			var roots []string
 			for _, d := range dir(getenv, "CODEX_HOME", home, ".codex") {
 				roots = append(roots, filepath.Join(d, "sessions"))
 			}
 			return walk(roots, match("*/*/*/rollout-*.jsonl"))
 		}},
-		{harness: "gemini", unread: noAdapter, find: func(getenv func(string) string, home string) []string {
+		{harness: "gemini-cli", protocol: "gemini-chat", find: func(getenv func(string) string, home string) []string {
 			return walk([]string{filepath.Join(home, ".gemini", "tmp")}, anyOf(match("*/chats/*.json"), match("*/chats/*.jsonl")))
-		}},
+		}, whole: func(p string) bool { return strings.HasSuffix(p, ".json") }},
 		{harness: "qwen-code", unread: noAdapter, find: func(getenv func(string) string, home string) []string {
 			return walk([]string{filepath.Join(home, ".qwen", "projects")}, match("*/chats/*.jsonl"))
 		}},
@@ -319,9 +327,11 @@ func localLook(ctx context.Context, st sessionStore, src localSource, path strin
 	if !since.IsZero() && fi.ModTime().Before(since) {
 		return nil, nil
 	}
-	size, err := completeLines(fh, fi.Size())
-	if err != nil {
-		return nil, err
+	size := fi.Size()
+	if src.whole == nil || !src.whole(path) {
+		if size, err = completeLines(fh, size); err != nil {
+			return nil, err
+		}
 	}
 	if size == 0 {
 		return nil, nil // nothing complete yet

@@ -282,16 +282,16 @@ func TestImportLocal(t *testing.T) {
 		t.Errorf("--since 60d imported %q, want %s", out, old)
 	}
 
-	// Codex's rollouts: named, not imported; asked for alone, an error.
-	rollout := filepath.Join(home, ".codex", "sessions", "2026", "12", "02", "rollout-2026-12-02T02-53-04-x.jsonl")
-	os.MkdirAll(filepath.Dir(rollout), 0o755)
-	os.WriteFile(rollout, []byte(`{"type":"session_meta"}`+"\n"), 0o644)
+	// Qwen Code's chats: named, not imported; asked for alone, an error.
+	chat := filepath.Join(home, ".qwen", "projects", "-home-u", "chats", "x.jsonl")
+	os.MkdirAll(filepath.Dir(chat), 0o755)
+	os.WriteFile(chat, []byte(`{"type":"user"}`+"\n"), 0o644)
 	_, stderr, code = runCLI(t, "", "import", "--local", "--db", db)
-	if code != exitOK || !strings.Contains(stderr, "codex: 1 session files") || !strings.Contains(stderr, rollout) {
-		t.Errorf("with a rollout: exit %d, stderr %q", code, stderr)
+	if code != exitOK || !strings.Contains(stderr, "qwen-code: 1 session files") || !strings.Contains(stderr, chat) {
+		t.Errorf("with a Qwen chat: exit %d, stderr %q", code, stderr)
 	}
-	if _, _, code := runCLI(t, "", "import", "--local", "--harness", "codex", "--db", db); code != exitError {
-		t.Errorf("--harness codex: exit %d, want %d", code, exitError)
+	if _, _, code := runCLI(t, "", "import", "--local", "--harness", "qwen-code", "--db", db); code != exitError {
+		t.Errorf("--harness qwen-code: exit %d, want %d", code, exitError)
 	}
 	for _, args := range [][]string{
 		{"import", "--local", "--db", db, "x.jsonl"},
@@ -532,5 +532,293 @@ func TestImportLocalCopilot(t *testing.T) {
 	}
 	if n := storedLines(t, db, id); n != strings.Count(data, "\n") {
 		t.Errorf("%d lines stored, want %d", n, strings.Count(data, "\n"))
+	}
+}
+
+// codexRollouts are the lab's Codex rollouts (adapter/codex/testdata/rollout,
+// whose SOURCES.md gives where Codex wrote them), by their path under
+// ~/.codex/sessions.
+var codexRollouts = map[string]string{
+	"2026/12/02/rollout-2026-12-02T02-53-04-01a234ab-8212-7af2-8ca5-50b4c33107cf.jsonl": "codex-0.169.0-shell-rollout.jsonl",
+	"2026/12/02/rollout-2026-12-02T02-53-03-01a234ab-7e67-7110-9b4b-675d09ff2197.jsonl": "codex-0.169.0-text-rollout.jsonl",
+	"2026/12/02/rollout-2026-12-02T02-53-11-01a234ab-9ae5-74c1-b220-a4a9eb7258a0.jsonl": "codex-0.169.0-edit-rollout.jsonl",
+	"2026/12/02/rollout-2026-12-02T02-53-03-01a234ab-7c46-7650-b565-07494660228a.jsonl": "codex-0.169.0-toolfail-rollout.jsonl",
+}
+
+// rolloutTokens reads a rollout's totals from its lines: its last
+// token_count's running total, input less the cached input.
+func rolloutTokens(t *testing.T, data string) tokenTotals {
+	t.Helper()
+	var sum tokenTotals
+	for _, l := range strings.Split(data, "\n") {
+		var line struct {
+			Type    string
+			Payload struct {
+				Type string
+				Info struct {
+					Total struct {
+						Input      int64 `json:"input_tokens"`
+						Cached     int64 `json:"cached_input_tokens"`
+						CacheWrite int64 `json:"cache_write_input_tokens"`
+						Output     int64 `json:"output_tokens"`
+					} `json:"total_token_usage"`
+				}
+			}
+		}
+		if json.Unmarshal([]byte(l), &line) != nil || line.Type != "event_msg" || line.Payload.Type != "token_count" {
+			continue
+		}
+		u := line.Payload.Info.Total
+		sum = tokenTotals{u.Input - u.Cached - u.CacheWrite, u.Output, u.Cached, u.CacheWrite}
+	}
+	return sum
+}
+
+// TestImportLocalCodex: import --local imports Codex's rollouts under
+// ~/.codex/sessions (and $CODEX_HOME instead), each a codex session of the
+// codex-rollout protocol with its thread's id, model, prompt and every line,
+// and each rollout's tokens once.
+func TestImportLocalCodex(t *testing.T) {
+	home := t.TempDir()
+	localHome(t, home)
+	var want tokenTotals
+	var paths []string
+	for rel, fixture := range codexRollouts {
+		data := readString(t, "../../adapter/codex/testdata/rollout/"+fixture)
+		p := filepath.Join(home, ".codex", "sessions", filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+		tok := rolloutTokens(t, data)
+		want.Input += tok.Input
+		want.Output += tok.Output
+		want.CacheRead += tok.CacheRead
+		want.CacheWrite += tok.CacheWrite
+	}
+	db := filepath.Join(t.TempDir(), "a.db")
+	out, stderr, code := runCLI(t, "", "import", "--local", "--harness", "codex", "--db", db)
+	if code != exitOK || strings.Count(out, "\tcodex\timported\t") != len(paths) {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want %d imported", code, out, stderr, len(paths))
+	}
+	if want.Input == 0 || want.Output == 0 {
+		t.Fatalf("the rollouts hold no token counts: %+v", want)
+	}
+	if got := usageTotals(t, db); got != want {
+		t.Errorf("usage totals %+v, want %+v from the token_count lines", got, want)
+	}
+	st, err := sqlite.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, p := range paths {
+		data := readString(t, p)
+		var meta struct{ Payload struct{ ID, Cwd string } }
+		json.Unmarshal([]byte(data[:strings.Index(data, "\n")]), &meta)
+		var prompt, model string
+		for _, l := range strings.Split(data, "\n") {
+			var line struct {
+				Type    string
+				Payload struct {
+					Type, Model string
+					Item        struct {
+						Type    string
+						Content []struct{ Text string }
+					}
+				}
+			}
+			json.Unmarshal([]byte(l), &line)
+			switch {
+			case line.Type == "turn_context" && model == "":
+				model = line.Payload.Model
+			case line.Payload.Type == "item_completed" && line.Payload.Item.Type == "UserMessage" && prompt == "":
+				prompt = line.Payload.Item.Content[0].Text
+			}
+		}
+		id := localID("codex", p)
+		sess, err := st.Session(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sess.Harness != "codex" || sess.Protocol != "codex-rollout" || sess.Title != prompt || sess.Model != model || sess.Cwd != meta.Payload.Cwd {
+			t.Errorf("%s: session %s/%s titled %q, model %q, cwd %q; want codex/codex-rollout titled %q, model %q, cwd %q",
+				filepath.Base(p), sess.Harness, sess.Protocol, sess.Title, sess.Model, sess.Cwd, prompt, model, meta.Payload.Cwd)
+		}
+		if n := storedLines(t, db, id); n != strings.Count(data, "\n") {
+			t.Errorf("%s: %d lines stored, want %d", filepath.Base(p), n, strings.Count(data, "\n"))
+		}
+	}
+
+	// $CODEX_HOME instead of ~/.codex.
+	other := filepath.Join(t.TempDir(), "codex")
+	p := filepath.Join(other, "sessions", "2026", "12", "03", "rollout-2026-12-03T00-00-00-x.jsonl")
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	os.WriteFile(p, []byte(readString(t, paths[0])), 0o644)
+	t.Setenv("CODEX_HOME", other)
+	if out, _, _ := runCLI(t, "", "import", "--local", "--harness", "codex", "--db", db); out != localID("codex", p)+"\tcodex\timported\t"+p+"\n" {
+		t.Errorf("with CODEX_HOME: stdout %q, want %s alone", out, p)
+	}
+}
+
+// geminiChats are the lab's Gemini CLI chats (adapter/gemini/testdata/chats,
+// whose SOURCES.md gives where Gemini CLI wrote them), by their path under
+// ~/.gemini/tmp.
+var geminiChats = map[string]string{
+	"work/chats/session-2026-12-02T02-52-84587b52.jsonl": "gemini-0.61.0-shell-chat.jsonl",
+	"work/chats/session-2026-12-02T02-52-a1c2b3d4.jsonl": "gemini-0.61.0-text-chat.jsonl",
+	"work/chats/session-2026-12-02T02-53-5c70b23b.jsonl": "gemini-0.61.0-edit-chat.jsonl",
+	"work/chats/session-2026-12-02T02-52-e5f6a7b8.jsonl": "gemini-0.61.0-toolfail-chat.jsonl",
+}
+
+// chatRecord is what the test reads of a chat's message.
+type chatRecord struct {
+	ID        string          `json:"id"`
+	Timestamp string          `json:"timestamp"`
+	Type      string          `json:"type"`
+	Model     string          `json:"model,omitempty"`
+	Content   json.RawMessage `json:"content"`
+	Tokens    *struct {
+		Input    int64 `json:"input"`
+		Output   int64 `json:"output"`
+		Cached   int64 `json:"cached"`
+		Thoughts int64 `json:"thoughts"`
+		Tool     int64 `json:"tool"`
+	} `json:"tokens,omitempty"`
+	ToolCalls json.RawMessage `json:"toolCalls,omitempty"`
+}
+
+// chatTokens adds up a chat's model messages' tokens, each message id once:
+// input less the cached input plus the tool-use prompt, output with the
+// thoughts.
+func chatTokens(msgs []chatRecord) tokenTotals {
+	var sum tokenTotals
+	seen := map[string]bool{}
+	for _, m := range msgs {
+		if m.Type != "gemini" || m.Tokens == nil || seen[m.ID] {
+			continue
+		}
+		seen[m.ID] = true
+		sum.Input += m.Tokens.Input - m.Tokens.Cached + m.Tokens.Tool
+		sum.Output += m.Tokens.Output + m.Tokens.Thoughts
+		sum.CacheRead += m.Tokens.Cached
+	}
+	return sum
+}
+
+// chatPrompt is a chat's first user text that is not a tagged block Gemini
+// CLI wrote itself, and the model of its first model message.
+func chatPrompt(msgs []chatRecord) (prompt, model string) {
+	for _, m := range msgs {
+		var parts []struct{ Text string }
+		json.Unmarshal(m.Content, &parts)
+		if m.Type == "user" && prompt == "" && len(parts) > 0 && !strings.HasPrefix(parts[0].Text, "<session_context>") {
+			prompt = parts[0].Text
+		}
+		if m.Type == "gemini" && model == "" {
+			model = m.Model
+		}
+	}
+	return prompt, model
+}
+
+// TestImportLocalGemini: import --local imports Gemini CLI's chats under
+// ~/.gemini/tmp/*/chats, the JSONL of today's builds and an older build's
+// one JSON document (indented, no final newline), each a gemini-cli
+// session of the gemini-chat protocol with its prompt, model and every
+// line, and each model message's tokens once.
+func TestImportLocalGemini(t *testing.T) {
+	home := t.TempDir()
+	localHome(t, home)
+	var want tokenTotals
+	add := func(tok tokenTotals) {
+		want.Input += tok.Input
+		want.Output += tok.Output
+		want.CacheRead += tok.CacheRead
+	}
+	files := map[string][]chatRecord{}
+	var doc struct {
+		SessionID   string       `json:"sessionId"`
+		ProjectHash string       `json:"projectHash"`
+		StartTime   string       `json:"startTime"`
+		Messages    []chatRecord `json:"messages"`
+	}
+	for rel, fixture := range geminiChats {
+		data := readString(t, "../../adapter/gemini/testdata/chats/"+fixture)
+		p := filepath.Join(home, ".gemini", "tmp", filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var msgs []chatRecord
+		for _, l := range strings.Split(strings.TrimSpace(data), "\n")[1:] {
+			var m chatRecord
+			if json.Unmarshal([]byte(l), &m) == nil && m.Type != "" {
+				msgs = append(msgs, m)
+			}
+		}
+		files[p] = msgs
+		add(chatTokens(msgs))
+		if strings.Contains(fixture, "-shell-") {
+			// The older builds' document: the metadata and each message
+			// as last written.
+			json.Unmarshal([]byte(data[:strings.Index(data, "\n")]), &doc)
+			doc.SessionID = "0d0c0000-0000-4000-8000-000000000001"
+			at := map[string]int{}
+			for _, m := range msgs {
+				if i, ok := at[m.ID]; ok {
+					doc.Messages[i] = m
+					continue
+				}
+				at[m.ID] = len(doc.Messages)
+				doc.Messages = append(doc.Messages, m)
+			}
+		}
+	}
+	b, _ := json.MarshalIndent(doc, "", "  ")
+	docPath := filepath.Join(home, ".gemini", "tmp", "older", "chats", "session-2025-08-01T10-00-0d0c0000.json")
+	os.MkdirAll(filepath.Dir(docPath), 0o755)
+	if err := os.WriteFile(docPath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files[docPath] = doc.Messages
+	add(chatTokens(doc.Messages))
+
+	db := filepath.Join(t.TempDir(), "a.db")
+	out, stderr, code := runCLI(t, "", "import", "--local", "--harness", "gemini-cli", "--db", db)
+	if code != exitOK || strings.Count(out, "\tgemini-cli\timported\t") != len(files) {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want %d imported", code, out, stderr, len(files))
+	}
+	if want.Input == 0 || want.Output == 0 {
+		t.Fatalf("the chats hold no tokens: %+v", want)
+	}
+	if got := usageTotals(t, db); got != want {
+		t.Errorf("usage totals %+v, want %+v from the messages' tokens", got, want)
+	}
+	st, err := sqlite.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for p, msgs := range files {
+		prompt, model := chatPrompt(msgs)
+		id := localID("gemini-cli", p)
+		sess, err := st.Session(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if prompt == "" || sess.Harness != "gemini-cli" || sess.Protocol != "gemini-chat" || sess.Title != prompt || sess.Model != model {
+			t.Errorf("%s: session %s/%s titled %q, model %q; want gemini-cli/gemini-chat titled %q, model %q",
+				filepath.Base(p), sess.Harness, sess.Protocol, sess.Title, sess.Model, prompt, model)
+		}
+		data := readString(t, p)
+		lines := strings.Count(data, "\n")
+		if !strings.HasSuffix(data, "\n") {
+			lines++
+		}
+		if n := storedLines(t, db, id); n != lines {
+			t.Errorf("%s: %d lines stored, want %d", filepath.Base(p), n, lines)
+		}
 	}
 }
