@@ -193,28 +193,11 @@ func pick(opts []agentstream.PermissionOption, kinds ...string) *agentstream.Per
 }
 
 func (d *acp) Line(c Conn, line []byte) {
-	o, ok := jsonscan.Object(line)
+	msg, ok := parseRPC(line)
 	if !ok {
 		return
 	}
-	var id, method, result, rpcErr, params []byte
-	for o.Next() {
-		switch {
-		case o.KeyIs("id"):
-			id = o.Value()
-		case o.KeyIs("method"):
-			method = o.Value()
-		case o.KeyIs("result"):
-			result = o.Value()
-		case o.KeyIs("error"):
-			rpcErr = o.Value()
-		case o.KeyIs("params"):
-			params = o.Value()
-		}
-	}
-	if o.Err() != nil {
-		return
-	}
+	id, method, result, rpcErr, params := msg.id, msg.method, msg.result, msg.err, msg.params
 	m, _ := jsonscan.String(method)
 	if len(id) == 0 || jsonscan.IsNull(id) {
 		if m == "$/cancel_request" {
