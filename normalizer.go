@@ -176,23 +176,25 @@ func (n *Normalizer) Add(dst []Envelope, ev Event, now time.Time) []Envelope {
 // then a complete message or thinking event, with partial set, for live
 // deltas that never got one.
 func (n *Normalizer) End(dst []Envelope, now time.Time) []Envelope {
-	evs := n.end()
-	for _, ev := range evs {
+	for _, ev := range n.DecodeEnd() {
 		dst = n.stamp(dst, ev, nil, now)
 	}
-	for _, ev := range n.partial.flush() {
+	for _, ev := range n.FlushPartial() {
 		dst = n.stamp(dst, ev, nil, now)
 	}
 	return dst
 }
 
-// DecodeEnd returns the events End would stamp, without making envelopes
-// of them, for a caller that looks at each first (StampLine, with a nil
-// source). The slice is the caller's.
-func (n *Normalizer) DecodeEnd() []Event {
-	evs := append([]Event(nil), n.end()...)
-	return append(evs, n.partial.flush()...)
-}
+// DecodeEnd returns the decoder's last events, and FlushPartial then the
+// partial events of unfinished deltas: End in steps, for a caller that
+// looks at each event before it is stamped (StampLine, with a nil source).
+// Each is to be stamped before FlushPartial is called, as End does; the
+// slice is the Normalizer's own, as Decode's is.
+func (n *Normalizer) DecodeEnd() []Event { return n.end() }
+
+// FlushPartial returns the partial events End would stamp after the
+// decoder's last events (see DecodeEnd).
+func (n *Normalizer) FlushPartial() []Event { return n.partial.flush() }
 
 func (n *Normalizer) decode(line []byte) (evs []Event) {
 	n.events = n.events[:0]

@@ -626,10 +626,12 @@ func (s *session) finish(ctx context.Context) {
 	if s.hook != nil {
 		// The decoder's last events (a turn and a session it ends at the
 		// end of the stream) go through the hook as a line's do.
-		for _, ev := range s.norm.DecodeEnd() {
-			ev, keep := s.hook.Event(s.conn, ev)
-			if keep {
-				s.emit(s.norm.StampLine(s.envs[:0], ev, nil, now))
+		for _, evs := range []func() []agentstream.Event{s.norm.DecodeEnd, s.norm.FlushPartial} {
+			for _, ev := range evs() {
+				ev, keep := s.hook.Event(s.conn, ev)
+				if keep {
+					s.emit(s.norm.StampLine(s.envs[:0], ev, nil, now))
+				}
 			}
 		}
 	} else {
