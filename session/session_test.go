@@ -498,6 +498,9 @@ func TestAskTimeout(t *testing.T) {
 		if b := behavior(m1); b != "deny" {
 			t.Errorf("answered %q, want deny", b)
 		}
+		// The answer reaches the harness as the session records it: let
+		// the session finish that before reading the record.
+		synctest.Wait()
 		r := find(rec.all(), agentstream.TypeRequestResolved)
 		if len(r) != 1 || step(r[0]) != "resolved r1 denied policy" || !r[0].Payload.(*agentstream.RequestResolved).Auto {
 			t.Errorf("resolutions %v", steps(r))
