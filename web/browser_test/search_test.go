@@ -2,6 +2,7 @@ package browser_test
 
 import (
 	"context"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -125,6 +126,11 @@ func TestSearchPage(t *testing.T) {
 	setUntil(day(ts))
 	tb.waitFor("the hit up to the end of its day", "document.querySelectorAll('#search-results .search-hit').length === 1", 10*time.Second)
 
+	listURL := eval[string](tb, "location.href")
+	if u, err := url.Parse(listURL); err != nil || strings.TrimSpace(u.Query().Get("search")) != word {
+		t.Errorf("the list page's URL is %q, want its search parameter to be %q", listURL, word)
+	}
+
 	// Following the hit opens the session at the event, shown and marked.
 	tb.do("follow the hit", chromedp.Click(chromedp.CSS("#search-results .search-hit")))
 	el := byID("e" + strconv.FormatInt(seq, 10))
@@ -134,4 +140,13 @@ func TestSearchPage(t *testing.T) {
 		t.Errorf("event %d on the session page holds %q, not %q", seq, text, word)
 	}
 	tb.screenshot("search-followed.png")
+
+	// The list page's URL keeps the query (beside the list's own
+	// filters): opened again, as after a reload, from a shared link or on
+	// the way back from a hit, it shows the same query and hit.
+	tb.open(listURL, byID("search-all")+".value.trim() === "+js(word)+
+		" && document.querySelectorAll('#search-results .search-hit').length === 1")
+	if href := eval[string](tb, "document.querySelector('#search-results .search-hit').getAttribute('href')"); href != want {
+		t.Errorf("the list page opened again links its hit to %q, want %q", href, want)
+	}
 }

@@ -42,8 +42,12 @@ function readFiltersFromURL() {
 }
 
 function writeFiltersToURL() {
-  const p = new URLSearchParams();
-  for (const [k, v] of Object.entries(state.filters)) if (v) p.set(k, v);
+  // Parameters of others (the search box's ?search=) are kept.
+  const p = new URLSearchParams(location.search);
+  for (const [k, v] of Object.entries(state.filters)) {
+    if (v) p.set(k, v);
+    else p.delete(k);
+  }
   const qs = p.toString();
   history.replaceState(history.state, '', location.pathname + (qs ? '?' + qs : '') + location.hash);
 }

@@ -75,10 +75,22 @@ function localDay(value, days) {
   return isNaN(d) ? '' : d.toISOString();
 }
 
+// The query is kept in the page URL (?search=), beside the list's own
+// filters, so that a reload, a shared link or the way back from a hit
+// shows the same matches.
+function writeQueryToURL(q) {
+  const p = new URLSearchParams(location.search);
+  if (q.trim()) p.set('search', q);
+  else p.delete('search');
+  const qs = p.toString();
+  history.replaceState(history.state, '', location.pathname + (qs ? '?' + qs : '') + location.hash);
+}
+
 let gen = 0;
 async function run() {
   const q = input.value;
   const my = ++gen;
+  writeQueryToURL(q);
   if (!q.trim()) {
     results.replaceChildren();
     note.textContent = '';
@@ -106,3 +118,8 @@ const later = debounce(run, 250);
 form.addEventListener('submit', (e) => { e.preventDefault(); run(); });
 form.addEventListener('input', later);
 form.addEventListener('change', later);
+const initial = new URLSearchParams(location.search).get('search');
+if (initial) {
+  input.value = initial;
+  run();
+}
