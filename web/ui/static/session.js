@@ -11,6 +11,7 @@ import {
   showError, throttle, copyButton, STATUSES,
 } from './common.js';
 import { renderMarkdown } from './markdown.js';
+import { langOfPath, paint } from './highlight.js';
 
 const PAGE = 200;
 const PREFIX = 200; // characters of a clipped text looked for in its native line
@@ -548,12 +549,51 @@ function diffLines(diff) {
   return diff.replace(/\n$/, '').split('\n');
 }
 
+const PAINT_MAX = 2000; // lines of one diff coloured by language
+
+// Painter colours the old and the new side of a diff by the file's
+// language, each side carrying its own state (a comment or string left
+// open) from line to line; a hunk header starts both afresh.
+class Painter {
+  constructor(key, lines) {
+    this.key = key && lines.length <= PAINT_MAX ? key : null;
+    this.old = null;
+    this.new = null;
+  }
+
+  reset() { this.old = null; this.new = null; }
+
+  // line appends the text of one diff line (its +/-/space mark taken off)
+  // to parent, for the side cls says (d-del, d-add, or d-ctx for both).
+  line(parent, t, cls) {
+    if (!this.key) { parent.append(t); return; }
+    if (cls === 'd-del') { this.old = paint(parent, t, this.key, this.old); return; }
+    if (cls === 'd-add') { this.new = paint(parent, t, this.key, this.new); return; }
+    const before = this.old;
+    const same = before === this.new;
+    this.new = paint(parent, t, this.key, this.new);
+    this.old = same ? this.new : paint(document.createDocumentFragment(), t, this.key, before);
+  }
+}
+
 // diffView draws a unified diff, one line a row, added and removed lines
-// coloured.
-function diffView(diff) {
+// coloured, their text coloured by the language key says (or not).
+function diffView(diff, key) {
   const pre = h('pre', { class: 'diff diff-unified' });
   const lines = diffLines(diff);
-  for (const l of lines.slice(0, DIFF_MAX)) pre.append(h('span', { class: 'd-line ' + diffClass(l), text: l + '\n' }));
+  const painter = new Painter(key, lines);
+  for (const l of lines.slice(0, DIFF_MAX)) {
+    const cls = diffClass(l);
+    if (cls === 'd-meta' || cls === 'd-hunk') {
+      if (cls === 'd-hunk') painter.reset();
+      pre.append(h('span', { class: 'd-line ' + cls, text: l + '\n' }));
+      continue;
+    }
+    const row = h('span', { class: 'd-line ' + cls, text: l.slice(0, 1) });
+    painter.line(row, l.slice(1), cls);
+    row.append('\n');
+    pre.append(row);
+  }
   if (lines.length > DIFF_MAX) pre.append(h('span', { class: 'd-line d-meta', text: '… ' + (lines.length - DIFF_MAX) + ' more lines' }));
   return pre;
 }
@@ -561,7 +601,7 @@ function diffView(diff) {
 // splitView draws a unified diff side by side: the old text on the left,
 // the new on the right, a run of removed lines beside the run of added
 // lines that replaced it, each side numbered from its hunk's header.
-function splitView(diff) {
+function splitView(diff, key) {
   const body = h('tbody');
   const table = h('table', { class: 'diff diff-split' },
     h('colgroup', null, h('col', { class: 'c-num' }), h('col'), h('col', { class: 'c-num' }), h('col')), body);
@@ -569,31 +609,43 @@ function splitView(diff) {
   let newN = 0;
   let dels = [];
   let adds = [];
-  const cells = (side, cls) => side
-    ? [h('td', { class: 'd-num', text: String(side.n) }), h('td', { class: 'd-code ' + cls, text: side.t })]
+  const lines = diffLines(diff);
+  const painter = new Painter(key, lines);
+  const code = (t, cls) => {
+    const td = h('td', { class: 'd-code ' + cls });
+    painter.line(td, t, cls);
+    return td;
+  };
+  const cells = (side) => side
+    ? [h('td', { class: 'd-num', text: String(side.n) }), side.td]
     : [h('td', { class: 'd-num' }), h('td', { class: 'd-code d-empty' })];
   const flush = () => {
-    for (let i = 0; i < Math.max(dels.length, adds.length); i++) body.append(h('tr', null, ...cells(dels[i], 'd-del'), ...cells(adds[i], 'd-add')));
+    for (let i = 0; i < Math.max(dels.length, adds.length); i++) body.append(h('tr', null, ...cells(dels[i]), ...cells(adds[i])));
     dels = [];
     adds = [];
   };
-  const lines = diffLines(diff);
   for (const l of lines.slice(0, DIFF_MAX)) {
     const cls = diffClass(l);
     if (cls === 'd-meta') continue;
     if (cls === 'd-hunk') {
       flush();
+      painter.reset();
       const m = /^@@ -(\d+)(?:,\d+)? \+(\d+)/.exec(l);
       if (m) { oldN = +m[1]; newN = +m[2]; }
       body.append(h('tr', { class: 'd-hunk-row' }, h('td', { class: 'd-code d-hunk', colspan: '4', text: l })));
     } else if (cls === 'd-del') {
-      dels.push({ n: oldN++, t: l.slice(1) });
+      dels.push({ n: oldN++, td: code(l.slice(1), 'd-del') });
     } else if (cls === 'd-add') {
-      adds.push({ n: newN++, t: l.slice(1) });
+      adds.push({ n: newN++, td: code(l.slice(1), 'd-add') });
     } else {
       flush();
       const t = l.slice(1);
-      body.append(h('tr', null, ...cells({ n: oldN++, t }, 'd-ctx'), ...cells({ n: newN++, t }, 'd-ctx')));
+      const left = h('td', { class: 'd-code d-ctx' });
+      painter.line(left, t, 'd-ctx');
+      // the right side shows the same text: a copy of the left's nodes
+      const right = h('td', { class: 'd-code d-ctx' });
+      for (const n of left.childNodes) right.append(n.cloneNode(true));
+      body.append(h('tr', null, ...cells({ n: oldN++, td: left }), ...cells({ n: newN++, td: right })));
     }
   }
   flush();
@@ -633,11 +685,13 @@ function renderFileChange(ev) {
       }
       head.append(h('span', { class: 'change-stat' }, h('span', { class: 'stat-add', text: '+' + add }), ' ', h('span', { class: 'stat-del', text: '−' + del })));
       let split = splitPreferred();
-      let view = split ? splitView(diff) : diffView(diff);
+      const key = langOfPath(c.movePath || c.path);
+      if (key) box.dataset.lang = key;
+      let view = split ? splitView(diff, key) : diffView(diff, key);
       const toggle = h('button', { type: 'button', class: 'split-btn', 'aria-pressed': String(split), title: 'Show the old and new text side by side', text: 'side by side' });
       toggle.addEventListener('click', () => {
         split = !split;
-        const next = split ? splitView(diff) : diffView(diff);
+        const next = split ? splitView(diff, key) : diffView(diff, key);
         view.replaceWith(next);
         view = next;
         toggle.setAttribute('aria-pressed', String(split));
