@@ -14,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -45,6 +46,14 @@ var chromeFlags = []string{
 
 // bigEvents is the size of the generated session of the paging test.
 const bigEvents = 100_000
+
+// maxRows is the most stored events the session page keeps (MAX_ROWS in
+// session.js), and rowSlack what one page more may add before the page
+// drops as many at its other end.
+const (
+	maxRows  = 1000
+	rowSlack = 200
+)
 
 // findChromium returns the path of chromium, or skips the test (fails it in
 // CI) when there is none.
@@ -767,22 +776,39 @@ func TestBrowser(t *testing.T) {
 				t.Errorf("event %d shows %q", after.Min+1, text)
 			}
 		}
-		// Twenty pages more, and then scrolling through all of them: how
-		// long each page takes to come, and the longest frame.
+		// Twenty pages more: the page keeps a bounded window, dropping the
+		// end of the session as earlier pages come, and each earlier page
+		// is inserted without moving what is in view.
 		var total, worst time.Duration
+		var drift float64
 		const pages = 20
 		for range pages {
 			before := state()
 			t0 := time.Now()
-			tb.do("scroll to the top", chromedp.Evaluate[chromedp.Void](`document.getElementById('timeline').scrollTop = 0`))
+			y := eval[float64](tb, fmt.Sprintf(`(() => {
+				const tl = document.getElementById('timeline');
+				tl.scrollTop = 0;
+				return document.getElementById('e%d').getBoundingClientRect().top;
+			})()`, before.Min))
 			tb.waitFor("earlier events", fmt.Sprintf(`!!document.getElementById('e%d')`, before.Min-1), 10*time.Second)
 			took := time.Since(t0)
 			total += took
 			worst = max(worst, took)
+			y2 := eval[float64](tb, fmt.Sprintf(`document.getElementById('e%d').getBoundingClientRect().top`, before.Min))
+			drift = max(drift, math.Abs(y2-y))
+			if w := state(); w.Count > maxRows+rowSlack {
+				t.Fatalf("after a page up: %d events on the page (%d–%d), want at most %d", w.Count, w.Min, w.Max, maxRows+rowSlack)
+			}
 		}
 		w1 := state()
-		t.Logf("%d more pages up: %v each on average, %v at worst; now events %d–%d (%d elements)",
-			pages, (total / pages).Round(time.Millisecond), worst.Round(time.Millisecond), w1.Min, w1.Max, w1.Count)
+		t.Logf("%d more pages up: %v each on average, %v at worst; now events %d–%d (%d elements); what was at the top moved %.0f px at most",
+			pages, (total / pages).Round(time.Millisecond), worst.Round(time.Millisecond), w1.Min, w1.Max, w1.Count, drift)
+		if w1.Max >= bigEvents || eval[bool](tb, `!!document.getElementById('`+last+`')`) {
+			t.Errorf("after %d pages up the page still holds the end of the session (events %d–%d)", pages+2, w1.Min, w1.Max)
+		}
+		if drift > 2 {
+			t.Errorf("an earlier page moved what was at the top of the view by %.0f px", drift)
+		}
 		sctx, scancel := context.WithTimeout(tb.ctx, 30*time.Second)
 		frames, err := chromedp.Run(sctx, chromedp.Evaluate[[]float64](`new Promise((done) => {
 			const tl = document.getElementById('timeline');
@@ -809,6 +835,47 @@ func TestBrowser(t *testing.T) {
 			longest = max(longest, f)
 		}
 		t.Logf("scrolling up 120 px a frame through %d elements: %.1f ms a frame on average, %.1f ms the longest", w1.Count, sum/float64(len(frames)), longest)
+
+		// Scrolling down again brings back the events dropped at the end,
+		// and drops those at the start, what is in view staying put.
+		tb.waitFor("the loads to settle", `!document.getElementById('timeline-start').textContent.startsWith('loading') && !document.getElementById('timeline-end').textContent.startsWith('loading')`, 10*time.Second)
+		down := state()
+		y := eval[float64](tb, fmt.Sprintf(`(() => {
+			const tl = document.getElementById('timeline');
+			tl.scrollTop = tl.scrollHeight - tl.clientHeight;
+			return document.getElementById('e%d').getBoundingClientRect().top;
+		})()`, down.Max))
+		tb.waitFor("later events", fmt.Sprintf(`!!document.getElementById('e%d')`, down.Max+1), 10*time.Second)
+		if y2 := eval[float64](tb, fmt.Sprintf(`document.getElementById('e%d').getBoundingClientRect().top`, down.Max)); math.Abs(y2-y) > 2 {
+			t.Errorf("a later page moved the event at the bottom of the view by %.0f px", y2-y)
+		}
+		if w := state(); w.Count > maxRows+rowSlack {
+			t.Errorf("after a page down: %d events on the page, want at most %d", w.Count, maxRows+rowSlack)
+		}
+
+		// The first event, by its link, and back to the end with G.
+		t0 = time.Now()
+		tb.do("go to event 1", chromedp.Evaluate[chromedp.Void](`location.hash = '#1'`))
+		tb.waitFor("event 1", visible(byID("e1"))+" && document.activeElement === "+byID("e1"), 10*time.Second)
+		w2 := state()
+		t.Logf("#1: event 1 shown %v after the link, events %d–%d (%d elements)", time.Since(t0).Round(time.Millisecond), w2.Min, w2.Max, w2.Count)
+		if w2.Min != 1 || w2.Count > maxRows+rowSlack {
+			t.Errorf("at event 1: events %d–%d (%d elements)", w2.Min, w2.Max, w2.Count)
+		}
+		if text := eval[string](tb, byID("e2")+".textContent"); !strings.Contains(text, "event 2") {
+			t.Errorf("event 2 shows %q, want its text %q", text, "event 2")
+		}
+		t0 = time.Now()
+		tb.do("press G", chromedp.KeyEvent("G"))
+		tb.waitFor("the last event", visible(byID(last)), 10*time.Second)
+		w3 := state()
+		t.Logf("G: the last event shown %v after the key, events %d–%d (%d elements)", time.Since(t0).Round(time.Millisecond), w3.Min, w3.Max, w3.Count)
+		if w3.Max != bigEvents || w3.First || w3.Count > maxRows+rowSlack {
+			t.Errorf("after G: events %d–%d (%d elements, e1 present: %v)", w3.Min, w3.Max, w3.Count, w3.First)
+		}
+		if !eval[bool](tb, `(() => { const tl = document.getElementById('timeline'); return tl.scrollHeight - tl.scrollTop - tl.clientHeight < 48; })()`) {
+			t.Error("after G the timeline is not at its bottom")
+		}
 	})
 	t.Run("live", func(t *testing.T) {
 		id := "s_live_browser"

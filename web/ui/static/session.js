@@ -4,6 +4,9 @@
 // page: it opens at the tail (or around a deep-linked event), grows backwards
 // when the user scrolls near the top and forwards near the bottom, and, once
 // it reaches the latest event of a running session, follows the live stream.
+// The window is bounded: past MAX_ROWS events, the events at the edge away
+// from the one that grew, and out of view, are dropped (the window shrinks
+// there), to be loaded again when the user scrolls back to them.
 
 import {
   api, apiSend, apiText, openStream, h, svg, icon, str, num, oneOf, fmtTokens, fmtInt, fmtCost,
@@ -16,6 +19,7 @@ import { langOfPath, paint } from './highlight.js';
 const PAGE = 200;
 const PREFIX = 200; // characters of a clipped text looked for in its native line
 const NEAR = 600; // px from an edge of the timeline that loads the next page
+const MAX_ROWS = 1000; // stored events kept on the page (five pages)
 
 const $ = (id) => document.getElementById(id);
 const timeline = $('timeline');
@@ -1192,6 +1196,9 @@ function renderBatch(events) {
 }
 
 function renderOne(ev, ctx) {
+  // An event can be on the page already when the window was cut at its end
+  // and loaded again: a result or a subagent event kept inside its call.
+  if (num(ev.seq) !== null && document.getElementById('e' + ev.seq)) return;
   const p = ev.payload || {};
   let el;
   if (ev.type === 'tool.call') {
@@ -1681,6 +1688,7 @@ async function loadBefore() {
     mergeOrphans(ctx.newCalls);
     S.lo = list[0].seq;
     restoreAnchor(anchor);
+    trimEnd();
   } catch (err) {
     showError(err);
   } finally {
@@ -1758,10 +1766,105 @@ function appendStored(list) {
   mergeOrphans(ctx.newCalls);
   S.hi = list[list.length - 1].seq;
   if (S.lo === null) S.lo = list[0].seq;
+  trimStart();
   if (follow && S.atEnd) scrollToBottom();
   else if (S.atEnd) S.newBelow += list.length;
   updateEdges();
   updateJump();
+}
+
+// ---- the window: keeping it bounded ----
+
+function rowCount() {
+  return timeline.querySelectorAll('.event[data-seq]').length;
+}
+
+// seqsOf is the lowest and highest seq of a top-level element and of the
+// events inside it (a call's result, a fold's events).
+function seqsOf(el) {
+  let lo = Infinity;
+  let hi = -Infinity;
+  const see = (e) => {
+    const n = Number(e.dataset.seq);
+    if (e.dataset.seq && Number.isFinite(n)) { lo = Math.min(lo, n); hi = Math.max(hi, n); }
+  };
+  see(el);
+  for (const e of el.querySelectorAll('[data-seq]')) see(e);
+  return { lo, hi, rows: el.querySelectorAll('.event[data-seq]').length + (el.matches('.event[data-seq]') ? 1 : 0) };
+}
+
+// forget drops what the page keeps about elements no longer on it: their
+// tool calls, orphaned results and turn headers.
+function forget() {
+  for (const [id, view] of S.calls) if (!view.el.isConnected) S.calls.delete(id);
+  for (const [id, o] of S.orphans) {
+    if (o.result && !o.result.el.isConnected) o.result = null;
+    o.children = o.children.filter((c) => c.isConnected);
+    if (!o.result && !o.children.length) S.orphans.delete(id);
+  }
+  for (const [turn, el] of S.turnHeads) if (!el.isConnected) S.turnHeads.delete(turn);
+  if (S.highlighted && !S.highlighted.isConnected) S.highlighted = null;
+}
+
+// trimEnd drops top-level elements from the end of the window, which a
+// page loaded at its start pushed away, until MAX_ROWS events are left;
+// never one less than two screens below the view. The window then ends
+// before the first event dropped, and no longer follows the live stream.
+function trimEnd() {
+  let n = rowCount();
+  if (n <= MAX_ROWS) return;
+  const limit = timeline.getBoundingClientRect().bottom + 2 * timeline.clientHeight;
+  let cut = null;
+  while (n > MAX_ROWS) {
+    const el = endEdge.previousElementSibling;
+    if (!el || el === startEdge || el.getBoundingClientRect().top < limit) break;
+    const r = seqsOf(el);
+    el.remove();
+    n -= r.rows;
+    if (r.lo !== Infinity) cut = r.lo;
+  }
+  if (cut === null) return;
+  forget();
+  // events after the cut kept inside their call (a result) are not drawn
+  // again when the window grows back over them (renderOne)
+  S.hi = cut - 1;
+  if (S.atEnd) {
+    S.atEnd = false;
+    closeStream();
+    S.queue = [];
+    clearLive();
+  }
+  updateEdges();
+  updateJump();
+}
+
+// trimStart is trimEnd at the start of the window, for a page loaded at its
+// end: it keeps the view where it was, and cuts where no event dropped
+// (a call's result) is later than the first event kept, when it can.
+function trimStart() {
+  let n = rowCount();
+  if (n <= MAX_ROWS) return;
+  const limit = timeline.getBoundingClientRect().top - 2 * timeline.clientHeight;
+  const anchor = pickAnchor();
+  let dropped = -Infinity;
+  let any = false;
+  for (;;) {
+    const el = startEdge.nextElementSibling;
+    if (!el || el === endEdge || el.getBoundingClientRect().bottom > limit) break;
+    const r = seqsOf(el);
+    if (n <= MAX_ROWS && !(r.lo < dropped)) break;
+    el.remove();
+    any = true;
+    n -= r.rows;
+    dropped = Math.max(dropped, r.hi);
+  }
+  if (!any) return;
+  forget();
+  const first = startEdge.nextElementSibling;
+  const lo = first && first !== endEdge ? seqsOf(first).lo : Infinity;
+  S.lo = lo !== Infinity ? lo : S.hi + 1;
+  restoreAnchor(anchor);
+  updateEdges();
 }
 
 // ---- following live ----
@@ -2108,6 +2211,8 @@ $('plan-chip').addEventListener('click', () => {
   if (S.plan.el && S.plan.el.isConnected) {
     reveal(S.plan.el);
     focusEvent(S.plan.el);
+  } else if (S.plan.seq) {
+    goToSeq(S.plan.seq); // dropped from the window: load it again
   }
 });
 
