@@ -1810,20 +1810,24 @@ function forget() {
 // page loaded at its start pushed away, until MAX_ROWS events are left;
 // never one less than two screens below the view. The window then ends
 // before the first event dropped, and no longer follows the live stream.
+// Positions are all read before anything is removed: one layout, not one
+// an element.
 function trimEnd() {
   let n = rowCount();
   if (n <= MAX_ROWS) return;
   const limit = timeline.getBoundingClientRect().bottom + 2 * timeline.clientHeight;
+  const drop = [];
   let cut = null;
-  while (n > MAX_ROWS) {
-    const el = endEdge.previousElementSibling;
-    if (!el || el === startEdge || el.getBoundingClientRect().top < limit) break;
+  for (let el = endEdge.previousElementSibling; n > MAX_ROWS && el && el !== startEdge; el = el.previousElementSibling) {
+    const box = el.getBoundingClientRect();
+    if (box.height > 0 && box.top < limit) break;
     const r = seqsOf(el);
-    el.remove();
+    drop.push(el);
     n -= r.rows;
     if (r.lo !== Infinity) cut = r.lo;
   }
   if (cut === null) return;
+  for (const el of drop) el.remove();
   forget();
   // events after the cut kept inside their call (a result) are not drawn
   // again when the window grows back over them (renderOne)
@@ -1845,24 +1849,22 @@ function trimStart() {
   let n = rowCount();
   if (n <= MAX_ROWS) return;
   const limit = timeline.getBoundingClientRect().top - 2 * timeline.clientHeight;
-  const anchor = pickAnchor();
+  const drop = [];
   let dropped = -Infinity;
-  let any = false;
-  for (;;) {
-    const el = startEdge.nextElementSibling;
-    if (!el || el === endEdge || el.getBoundingClientRect().bottom > limit) break;
+  let next = null;
+  for (let el = startEdge.nextElementSibling; el && el !== endEdge; el = el.nextElementSibling) {
+    const box = el.getBoundingClientRect();
     const r = seqsOf(el);
-    if (n <= MAX_ROWS && !(r.lo < dropped)) break;
-    el.remove();
-    any = true;
+    if ((box.height > 0 && box.bottom > limit) || (n <= MAX_ROWS && !(r.lo < dropped))) { next = r; break; }
+    drop.push(el);
     n -= r.rows;
     dropped = Math.max(dropped, r.hi);
   }
-  if (!any) return;
+  if (!drop.length) return;
+  const anchor = pickAnchor();
+  for (const el of drop) el.remove();
   forget();
-  const first = startEdge.nextElementSibling;
-  const lo = first && first !== endEdge ? seqsOf(first).lo : Infinity;
-  S.lo = lo !== Infinity ? lo : S.hi + 1;
+  S.lo = next && next.lo !== Infinity ? next.lo : S.hi + 1;
   restoreAnchor(anchor);
   updateEdges();
 }
