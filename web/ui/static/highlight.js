@@ -105,7 +105,7 @@ const EXT = {
   java: 'c', cs: 'c', kt: 'c', kts: 'c', swift: 'c', scala: 'c', dart: 'c', m: 'c', php: 'c',
 };
 const NAMES = {
-  golang: 'go', javascript: 'js', typescript: 'js', node: 'js', python: 'py', python3: 'py', rust: 'rust',
+  golang: 'go', 'javascript': 'js', typescript: 'js', node: 'js', python: 'py', python3: 'py', rust: 'rust',
   shell: 'sh', console: 'sh', bash: 'sh', zsh: 'sh', shellscript: 'sh', yaml: 'yaml', markdown: 'md',
   html: 'html', xml: 'html', css: 'css', 'c++': 'c', csharp: 'c', 'c#': 'c', java: 'c', kotlin: 'c', swift: 'c',
 };
