@@ -783,6 +783,10 @@ func TestBrowser(t *testing.T) {
 		// Twenty pages more: the page keeps a bounded window, dropping the
 		// end of the session as earlier pages come, and each earlier page
 		// is inserted without moving what is in view.
+		// The main thread's long tasks (over 50 ms) while the pages come:
+		// rendering and layout, apart from the server's time.
+		tb.do("observe long tasks", chromedp.Evaluate[chromedp.Void](`window.__long = [];
+			new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__long.push(e.duration); }).observe({type: 'longtask'});`))
 		var total, worst time.Duration
 		var drift float64
 		const pages = 20
@@ -808,11 +812,25 @@ func TestBrowser(t *testing.T) {
 			}
 		}
 		w1 := state()
+		type cost struct {
+			Fetches         int
+			FetchAvg, Tasks float64
+			LongestTask     float64
+		}
+		c := eval[cost](tb, `(() => {
+			const f = performance.getEntriesByType('resource').filter((e) => e.name.includes('before=')).map((e) => e.duration);
+			const l = window.__long;
+			return {Fetches: f.length, FetchAvg: f.reduce((a, b) => a + b, 0) / f.length,
+				Tasks: l.reduce((a, b) => a + b, 0), LongestTask: Math.max(0, ...l)};
+		})()`)
+		t.Logf("in the page: %d earlier pages fetched in %.0f ms on average; long tasks %.0f ms in all (%.0f ms a page), the longest %.0f ms",
+			c.Fetches, c.FetchAvg, c.Tasks, c.Tasks/pages, c.LongestTask)
 		t.Logf("%d more pages up: %v each on average, %v at worst; now events %d–%d (%d elements); what was at the top moved %.0f px at most",
 			pages, (total / pages).Round(time.Millisecond), worst.Round(time.Millisecond), w1.Min, w1.Max, w1.Count, drift)
 		if w1.Max >= bigEvents || eval[bool](tb, `!!document.getElementById('`+last+`')`) {
 			t.Errorf("after %d pages up the page still holds the end of the session (events %d–%d)", pages+2, w1.Min, w1.Max)
 		}
+		tb.screenshot("big-session-window.png")
 		if drift > 2 {
 			t.Errorf("an earlier page moved what was at the top of the view by %.0f px", drift)
 		}
