@@ -2016,10 +2016,8 @@ function highlight(el) {
 async function goToSeq(seq, { fromHash } = {}) {
   let el = document.getElementById('e' + seq);
   if (!el) {
-    if (S.lo !== null && seq >= S.lo && seq <= S.hi) {
-      pageStatus.textContent = 'event #' + seq + ' is not shown';
-      return;
-    }
+    // not in the window, or dropped with a call cut off its start: load the
+    // events around it
     try {
       await resetWindow(seq);
     } catch (err) { showError(err); return; }
