@@ -14,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -45,6 +46,14 @@ var chromeFlags = []string{
 
 // bigEvents is the size of the generated session of the paging test.
 const bigEvents = 100_000
+
+// maxRows is the most stored events the session page keeps (MAX_ROWS in
+// session.js), and rowSlack what one page more may add before the page
+// drops as many at its other end.
+const (
+	maxRows  = 1000
+	rowSlack = 200
+)
 
 // findChromium returns the path of chromium, or skips the test (fails it in
 // CI) when there is none.
@@ -735,6 +744,10 @@ func TestBrowser(t *testing.T) {
 			Min, Max, Count int
 			First           bool
 		}
+		type anchor struct {
+			ID string
+			Y  float64
+		}
 		state := func() window {
 			return eval[window](tb, `(() => {
 				const seqs = [...document.querySelectorAll('#timeline .event[data-seq]')].map((el) => +el.dataset.seq);
@@ -767,22 +780,60 @@ func TestBrowser(t *testing.T) {
 				t.Errorf("event %d shows %q", after.Min+1, text)
 			}
 		}
-		// Twenty pages more, and then scrolling through all of them: how
-		// long each page takes to come, and the longest frame.
+		// Twenty pages more: the page keeps a bounded window, dropping the
+		// end of the session as earlier pages come, and each earlier page
+		// is inserted without moving what is in view.
+		// The main thread's long tasks (over 50 ms) while the pages come:
+		// rendering and layout, apart from the server's time.
+		tb.do("observe long tasks", chromedp.Evaluate[chromedp.Void](`window.__long = [];
+			new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__long.push(e.duration); }).observe({type: 'longtask'});`))
 		var total, worst time.Duration
+		var drift float64
 		const pages = 20
 		for range pages {
 			before := state()
 			t0 := time.Now()
-			tb.do("scroll to the top", chromedp.Evaluate[chromedp.Void](`document.getElementById('timeline').scrollTop = 0`))
+			// The first message of the view: a result at the top can move
+			// into its call, which the earlier page brings.
+			top := eval[anchor](tb, `(() => {
+				const tl = document.getElementById('timeline');
+				tl.scrollTop = 0;
+				const el = tl.querySelector(':scope > .event[data-type="message"]');
+				return {ID: el.id, Y: el.getBoundingClientRect().top};
+			})()`)
 			tb.waitFor("earlier events", fmt.Sprintf(`!!document.getElementById('e%d')`, before.Min-1), 10*time.Second)
 			took := time.Since(t0)
 			total += took
 			worst = max(worst, took)
+			y2 := eval[float64](tb, byID(top.ID)+".getBoundingClientRect().top")
+			drift = max(drift, math.Abs(y2-top.Y))
+			if w := state(); w.Count > maxRows+rowSlack {
+				t.Fatalf("after a page up: %d events on the page (%d–%d), want at most %d", w.Count, w.Min, w.Max, maxRows+rowSlack)
+			}
 		}
 		w1 := state()
-		t.Logf("%d more pages up: %v each on average, %v at worst; now events %d–%d (%d elements)",
-			pages, (total / pages).Round(time.Millisecond), worst.Round(time.Millisecond), w1.Min, w1.Max, w1.Count)
+		type cost struct {
+			Fetches         int
+			FetchAvg, Tasks float64
+			LongestTask     float64
+		}
+		c := eval[cost](tb, `(() => {
+			const f = performance.getEntriesByType('resource').filter((e) => e.name.includes('before=')).map((e) => e.duration);
+			const l = window.__long;
+			return {Fetches: f.length, FetchAvg: f.reduce((a, b) => a + b, 0) / f.length,
+				Tasks: l.reduce((a, b) => a + b, 0), LongestTask: Math.max(0, ...l)};
+		})()`)
+		t.Logf("in the page: %d earlier pages fetched in %.0f ms on average; long tasks %.0f ms in all (%.0f ms a page), the longest %.0f ms",
+			c.Fetches, c.FetchAvg, c.Tasks, c.Tasks/pages, c.LongestTask)
+		t.Logf("%d more pages up: %v each on average, %v at worst; now events %d–%d (%d elements); what was at the top moved %.0f px at most",
+			pages, (total / pages).Round(time.Millisecond), worst.Round(time.Millisecond), w1.Min, w1.Max, w1.Count, drift)
+		if w1.Max >= bigEvents || eval[bool](tb, `!!document.getElementById('`+last+`')`) {
+			t.Errorf("after %d pages up the page still holds the end of the session (events %d–%d)", pages+2, w1.Min, w1.Max)
+		}
+		tb.screenshot("big-session-window.png")
+		if drift > 2 {
+			t.Errorf("an earlier page moved what was at the top of the view by %.0f px", drift)
+		}
 		sctx, scancel := context.WithTimeout(tb.ctx, 30*time.Second)
 		frames, err := chromedp.Run(sctx, chromedp.Evaluate[[]float64](`new Promise((done) => {
 			const tl = document.getElementById('timeline');
@@ -809,6 +860,52 @@ func TestBrowser(t *testing.T) {
 			longest = max(longest, f)
 		}
 		t.Logf("scrolling up 120 px a frame through %d elements: %.1f ms a frame on average, %.1f ms the longest", w1.Count, sum/float64(len(frames)), longest)
+
+		// Scrolling down again brings back the events dropped at the end,
+		// and drops those at the start, what is in view staying put.
+		tb.waitFor("the loads to settle", `!document.getElementById('timeline-start').textContent.startsWith('loading') && !document.getElementById('timeline-end').textContent.startsWith('loading')`, 10*time.Second)
+		down := state()
+		bottom := eval[anchor](tb, `(() => {
+			const tl = document.getElementById('timeline');
+			tl.scrollTop = tl.scrollHeight - tl.clientHeight;
+			const all = tl.querySelectorAll(':scope > .event[data-type="message"]');
+			const el = all[all.length - 1];
+			return {ID: el.id, Y: el.getBoundingClientRect().top};
+		})()`)
+		tb.waitFor("later events", fmt.Sprintf(`!!document.getElementById('e%d')`, down.Max+1), 10*time.Second)
+		if y2 := eval[float64](tb, byID(bottom.ID)+".getBoundingClientRect().top"); math.Abs(y2-bottom.Y) > 2 {
+			t.Errorf("a later page moved the event at the bottom of the view by %.0f px", y2-bottom.Y)
+		}
+		if w := state(); w.Min <= down.Min {
+			t.Errorf("after a page down the page still starts at event %d (before: %d–%d)", w.Min, down.Min, down.Max)
+		}
+		if w := state(); w.Count > maxRows+rowSlack {
+			t.Errorf("after a page down: %d events on the page, want at most %d", w.Count, maxRows+rowSlack)
+		}
+
+		// The first event, by its link, and back to the end with G.
+		t0 = time.Now()
+		tb.do("go to event 1", chromedp.Evaluate[chromedp.Void](`location.hash = '#1'`))
+		tb.waitFor("event 1", visible(byID("e1"))+" && document.activeElement === "+byID("e1"), 10*time.Second)
+		w2 := state()
+		t.Logf("#1: event 1 shown %v after the link, events %d–%d (%d elements)", time.Since(t0).Round(time.Millisecond), w2.Min, w2.Max, w2.Count)
+		if w2.Min != 1 || w2.Count > maxRows+rowSlack {
+			t.Errorf("at event 1: events %d–%d (%d elements)", w2.Min, w2.Max, w2.Count)
+		}
+		if text := eval[string](tb, byID("e2")+".textContent"); !strings.Contains(text, "event 2") {
+			t.Errorf("event 2 shows %q, want its text %q", text, "event 2")
+		}
+		t0 = time.Now()
+		tb.do("press G", chromedp.KeyEvent("G"))
+		tb.waitFor("the last event", visible(byID(last)), 10*time.Second)
+		w3 := state()
+		t.Logf("G: the last event shown %v after the key, events %d–%d (%d elements)", time.Since(t0).Round(time.Millisecond), w3.Min, w3.Max, w3.Count)
+		if w3.Max != bigEvents || w3.First || w3.Count > maxRows+rowSlack {
+			t.Errorf("after G: events %d–%d (%d elements, e1 present: %v)", w3.Min, w3.Max, w3.Count, w3.First)
+		}
+		if !eval[bool](tb, `(() => { const tl = document.getElementById('timeline'); return tl.scrollHeight - tl.scrollTop - tl.clientHeight < 48; })()`) {
+			t.Error("after G the timeline is not at its bottom")
+		}
 	})
 	t.Run("live", func(t *testing.T) {
 		id := "s_live_browser"

@@ -55,9 +55,12 @@
 // data-cache-read, data-cache-write, data-cost and data-estimate; checkbox
 // #show-raw; #timeline, the scrolling element, whose direct children between
 // #timeline-start and #timeline-end are the top-level events, followed by
-// #live-area. Every stored event is .event[data-seq][data-type][data-turn]
-// with id "e<seq>"; nested ones (subagent events, tool results) also have
-// .nested or sit inside their call. A tool call is .event.tool (.running
+// #live-area. The timeline keeps at most 1,000 stored events (MAX_ROWS in
+// session.js): a page loaded at one edge drops out-of-view events at the
+// other, and #page-status says which events are on the page. Every stored
+// event is .event[data-seq][data-type][data-turn] with id "e<seq>"; nested
+// ones (subagent events, tool results) also have .nested or sit inside their
+// call. A tool call is .event.tool (.running
 // until its result, .done, .error, .denied; data-category), expanded by its
 // button .tool-toggle (the element gets .expanded) to show pre.tool-input and,
 // inside the result element .tool-result, pre.tool-output and
@@ -76,7 +79,11 @@
 // Usage rows are hidden unless checkbox #show-usage is checked. A file.change
 // draws each diff as pre.diff-unified (span.d-line .d-add/.d-del/.d-hunk/
 // .d-ctx/.d-meta) or, after its button.split-btn, table.diff-split (td.d-del
-// on the left, td.d-add on the right). button.copy-btn copies a message, a
+// on the left, td.d-add on the right); the code in them, coloured by the
+// file's extension (the .change box has data-lang), is Text nodes and
+// span.tk-kw, .tk-str, .tk-com, .tk-num, .tk-lit, .tk-key, .tk-var, .tk-tag
+// and .tk-attr (static/highlight.js), as is a message's pre.md-code whose
+// code element has data-lang. button.copy-btn copies a message, a
 // tool input (the command of a shell call), an output or a diff, and has
 // data-copied="true" once it did. A clipped text's .truncated-note has
 // button.full-btn, which fetches the native line; the note then has .full,

@@ -79,6 +79,7 @@ func TestAssets(t *testing.T) {
 		{"/static/list.js", "text/javascript; charset=utf-8"},
 		{"/static/session.js", "text/javascript; charset=utf-8"},
 		{"/static/markdown.js", "text/javascript; charset=utf-8"},
+		{"/static/highlight.js", "text/javascript; charset=utf-8"},
 		{"/static/usage.js", "text/javascript; charset=utf-8"},
 		{"/static/favicon.svg", "image/svg+xml"},
 		{"/static/index.html", "text/html; charset=utf-8"},

@@ -12,8 +12,11 @@
 // nothing an agent wrote ever becomes an href or a src, and opening the
 // timeline never loads anything from elsewhere.
 
+import { langOfName, paint } from './highlight.js';
+
 const MAX_DEPTH = 8;          // nesting of quotes and lists
 const MAX_INLINE_DEPTH = 6;   // nesting of emphasis
+const CODE_PAINT_MAX = 100000; // characters of a code block coloured
 const PUNCT = /[!-/:-@[-`{-~]/;
 const WORD = /[\p{L}\p{N}]/u;
 
@@ -150,7 +153,18 @@ function codeBlock(text, lang) {
   const pre = el('pre', 'md-code');
   if (lang) pre.dataset.lang = lang;
   const code = el('code');
-  code.textContent = text;
+  const key = lang ? langOfName(lang) : null;
+  if (key && text.length <= CODE_PAINT_MAX) {
+    // coloured by highlight.js, one line at a time
+    code.dataset.lang = key;
+    let state = null;
+    text.split('\n').forEach((l, i) => {
+      if (i) code.append('\n');
+      state = paint(code, l, key, state);
+    });
+  } else {
+    code.textContent = text;
+  }
   pre.append(code);
   return pre;
 }

@@ -4,6 +4,9 @@
 // page: it opens at the tail (or around a deep-linked event), grows backwards
 // when the user scrolls near the top and forwards near the bottom, and, once
 // it reaches the latest event of a running session, follows the live stream.
+// The window is bounded: past MAX_ROWS events, the events at the edge away
+// from the one that grew, and out of view, are dropped (the window shrinks
+// there), to be loaded again when the user scrolls back to them.
 
 import {
   api, apiSend, apiText, openStream, h, svg, icon, str, num, oneOf, fmtTokens, fmtInt, fmtCost,
@@ -11,10 +14,12 @@ import {
   showError, throttle, copyButton, STATUSES,
 } from './common.js';
 import { renderMarkdown } from './markdown.js';
+import { langOfPath, paint } from './highlight.js';
 
 const PAGE = 200;
 const PREFIX = 200; // characters of a clipped text looked for in its native line
 const NEAR = 600; // px from an edge of the timeline that loads the next page
+const MAX_ROWS = 1000; // stored events kept on the page (five pages)
 
 const $ = (id) => document.getElementById(id);
 const timeline = $('timeline');
@@ -548,12 +553,51 @@ function diffLines(diff) {
   return diff.replace(/\n$/, '').split('\n');
 }
 
+const PAINT_MAX = 2000; // lines of one diff coloured by language
+
+// Painter colours the old and the new side of a diff by the file's
+// language, each side carrying its own state (a comment or string left
+// open) from line to line; a hunk header starts both afresh.
+class Painter {
+  constructor(key, lines) {
+    this.key = key && lines.length <= PAINT_MAX ? key : null;
+    this.old = null;
+    this.new = null;
+  }
+
+  reset() { this.old = null; this.new = null; }
+
+  // line appends the text of one diff line (its +/-/space mark taken off)
+  // to parent, for the side cls says (d-del, d-add, or d-ctx for both).
+  line(parent, t, cls) {
+    if (!this.key) { parent.append(t); return; }
+    if (cls === 'd-del') { this.old = paint(parent, t, this.key, this.old); return; }
+    if (cls === 'd-add') { this.new = paint(parent, t, this.key, this.new); return; }
+    const before = this.old;
+    const same = before === this.new;
+    this.new = paint(parent, t, this.key, this.new);
+    this.old = same ? this.new : paint(document.createDocumentFragment(), t, this.key, before);
+  }
+}
+
 // diffView draws a unified diff, one line a row, added and removed lines
-// coloured.
-function diffView(diff) {
+// coloured, their text coloured by the language key says (or not).
+function diffView(diff, key) {
   const pre = h('pre', { class: 'diff diff-unified' });
   const lines = diffLines(diff);
-  for (const l of lines.slice(0, DIFF_MAX)) pre.append(h('span', { class: 'd-line ' + diffClass(l), text: l + '\n' }));
+  const painter = new Painter(key, lines);
+  for (const l of lines.slice(0, DIFF_MAX)) {
+    const cls = diffClass(l);
+    if (cls === 'd-meta' || cls === 'd-hunk') {
+      if (cls === 'd-hunk') painter.reset();
+      pre.append(h('span', { class: 'd-line ' + cls, text: l + '\n' }));
+      continue;
+    }
+    const row = h('span', { class: 'd-line ' + cls, text: l.slice(0, 1) });
+    painter.line(row, l.slice(1), cls);
+    row.append('\n');
+    pre.append(row);
+  }
   if (lines.length > DIFF_MAX) pre.append(h('span', { class: 'd-line d-meta', text: '… ' + (lines.length - DIFF_MAX) + ' more lines' }));
   return pre;
 }
@@ -561,7 +605,7 @@ function diffView(diff) {
 // splitView draws a unified diff side by side: the old text on the left,
 // the new on the right, a run of removed lines beside the run of added
 // lines that replaced it, each side numbered from its hunk's header.
-function splitView(diff) {
+function splitView(diff, key) {
   const body = h('tbody');
   const table = h('table', { class: 'diff diff-split' },
     h('colgroup', null, h('col', { class: 'c-num' }), h('col'), h('col', { class: 'c-num' }), h('col')), body);
@@ -569,31 +613,43 @@ function splitView(diff) {
   let newN = 0;
   let dels = [];
   let adds = [];
-  const cells = (side, cls) => side
-    ? [h('td', { class: 'd-num', text: String(side.n) }), h('td', { class: 'd-code ' + cls, text: side.t })]
+  const lines = diffLines(diff);
+  const painter = new Painter(key, lines);
+  const code = (t, cls) => {
+    const td = h('td', { class: 'd-code ' + cls });
+    painter.line(td, t, cls);
+    return td;
+  };
+  const cells = (side) => side
+    ? [h('td', { class: 'd-num', text: String(side.n) }), side.td]
     : [h('td', { class: 'd-num' }), h('td', { class: 'd-code d-empty' })];
   const flush = () => {
-    for (let i = 0; i < Math.max(dels.length, adds.length); i++) body.append(h('tr', null, ...cells(dels[i], 'd-del'), ...cells(adds[i], 'd-add')));
+    for (let i = 0; i < Math.max(dels.length, adds.length); i++) body.append(h('tr', null, ...cells(dels[i]), ...cells(adds[i])));
     dels = [];
     adds = [];
   };
-  const lines = diffLines(diff);
   for (const l of lines.slice(0, DIFF_MAX)) {
     const cls = diffClass(l);
     if (cls === 'd-meta') continue;
     if (cls === 'd-hunk') {
       flush();
+      painter.reset();
       const m = /^@@ -(\d+)(?:,\d+)? \+(\d+)/.exec(l);
       if (m) { oldN = +m[1]; newN = +m[2]; }
       body.append(h('tr', { class: 'd-hunk-row' }, h('td', { class: 'd-code d-hunk', colspan: '4', text: l })));
     } else if (cls === 'd-del') {
-      dels.push({ n: oldN++, t: l.slice(1) });
+      dels.push({ n: oldN++, td: code(l.slice(1), 'd-del') });
     } else if (cls === 'd-add') {
-      adds.push({ n: newN++, t: l.slice(1) });
+      adds.push({ n: newN++, td: code(l.slice(1), 'd-add') });
     } else {
       flush();
       const t = l.slice(1);
-      body.append(h('tr', null, ...cells({ n: oldN++, t }, 'd-ctx'), ...cells({ n: newN++, t }, 'd-ctx')));
+      const left = h('td', { class: 'd-code d-ctx' });
+      painter.line(left, t, 'd-ctx');
+      // the right side shows the same text: a copy of the left's nodes
+      const right = h('td', { class: 'd-code d-ctx' });
+      for (const n of left.childNodes) right.append(n.cloneNode(true));
+      body.append(h('tr', null, ...cells({ n: oldN++, td: left }), ...cells({ n: newN++, td: right })));
     }
   }
   flush();
@@ -633,11 +689,13 @@ function renderFileChange(ev) {
       }
       head.append(h('span', { class: 'change-stat' }, h('span', { class: 'stat-add', text: '+' + add }), ' ', h('span', { class: 'stat-del', text: '−' + del })));
       let split = splitPreferred();
-      let view = split ? splitView(diff) : diffView(diff);
+      const key = langOfPath(c.movePath || c.path);
+      if (key) box.dataset.lang = key;
+      let view = split ? splitView(diff, key) : diffView(diff, key);
       const toggle = h('button', { type: 'button', class: 'split-btn', 'aria-pressed': String(split), title: 'Show the old and new text side by side', text: 'side by side' });
       toggle.addEventListener('click', () => {
         split = !split;
-        const next = split ? splitView(diff) : diffView(diff);
+        const next = split ? splitView(diff, key) : diffView(diff, key);
         view.replaceWith(next);
         view = next;
         toggle.setAttribute('aria-pressed', String(split));
@@ -1138,6 +1196,9 @@ function renderBatch(events) {
 }
 
 function renderOne(ev, ctx) {
+  // An event can be on the page already when the window was cut at its end
+  // and loaded again: a result or a subagent event kept inside its call.
+  if (num(ev.seq) !== null && document.getElementById('e' + ev.seq)) return;
   const p = ev.payload || {};
   let el;
   if (ev.type === 'tool.call') {
@@ -1627,6 +1688,7 @@ async function loadBefore() {
     mergeOrphans(ctx.newCalls);
     S.lo = list[0].seq;
     restoreAnchor(anchor);
+    trimEnd();
   } catch (err) {
     showError(err);
   } finally {
@@ -1704,10 +1766,107 @@ function appendStored(list) {
   mergeOrphans(ctx.newCalls);
   S.hi = list[list.length - 1].seq;
   if (S.lo === null) S.lo = list[0].seq;
+  trimStart();
   if (follow && S.atEnd) scrollToBottom();
   else if (S.atEnd) S.newBelow += list.length;
   updateEdges();
   updateJump();
+}
+
+// ---- the window: keeping it bounded ----
+
+function rowCount() {
+  return timeline.querySelectorAll('.event[data-seq]').length;
+}
+
+// seqsOf is the lowest and highest seq of a top-level element and of the
+// events inside it (a call's result, a fold's events).
+function seqsOf(el) {
+  let lo = Infinity;
+  let hi = -Infinity;
+  const see = (e) => {
+    const n = Number(e.dataset.seq);
+    if (e.dataset.seq && Number.isFinite(n)) { lo = Math.min(lo, n); hi = Math.max(hi, n); }
+  };
+  see(el);
+  for (const e of el.querySelectorAll('[data-seq]')) see(e);
+  return { lo, hi, rows: el.querySelectorAll('.event[data-seq]').length + (el.matches('.event[data-seq]') ? 1 : 0) };
+}
+
+// forget drops what the page keeps about elements no longer on it: their
+// tool calls, orphaned results and turn headers.
+function forget() {
+  for (const [id, view] of S.calls) if (!view.el.isConnected) S.calls.delete(id);
+  for (const [id, o] of S.orphans) {
+    if (o.result && !o.result.el.isConnected) o.result = null;
+    o.children = o.children.filter((c) => c.isConnected);
+    if (!o.result && !o.children.length) S.orphans.delete(id);
+  }
+  for (const [turn, el] of S.turnHeads) if (!el.isConnected) S.turnHeads.delete(turn);
+  if (S.highlighted && !S.highlighted.isConnected) S.highlighted = null;
+}
+
+// trimEnd drops top-level elements from the end of the window, which a
+// page loaded at its start pushed away, until MAX_ROWS events are left;
+// never one less than two screens below the view. The window then ends
+// before the first event dropped, and no longer follows the live stream.
+// Positions are all read before anything is removed: one layout, not one
+// an element.
+function trimEnd() {
+  let n = rowCount();
+  if (n <= MAX_ROWS) return;
+  const limit = timeline.getBoundingClientRect().bottom + 2 * timeline.clientHeight;
+  const drop = [];
+  let cut = null;
+  for (let el = endEdge.previousElementSibling; n > MAX_ROWS && el && el !== startEdge; el = el.previousElementSibling) {
+    const box = el.getBoundingClientRect();
+    if (box.height > 0 && box.top < limit) break;
+    const r = seqsOf(el);
+    drop.push(el);
+    n -= r.rows;
+    if (r.lo !== Infinity) cut = r.lo;
+  }
+  if (cut === null) return;
+  for (const el of drop) el.remove();
+  forget();
+  // events after the cut kept inside their call (a result) are not drawn
+  // again when the window grows back over them (renderOne)
+  S.hi = cut - 1;
+  if (S.atEnd) {
+    S.atEnd = false;
+    closeStream();
+    S.queue = [];
+    clearLive();
+  }
+  updateEdges();
+  updateJump();
+}
+
+// trimStart is trimEnd at the start of the window, for a page loaded at its
+// end: it keeps the view where it was, and cuts where no event dropped
+// (a call's result) is later than the first event kept, when it can.
+function trimStart() {
+  let n = rowCount();
+  if (n <= MAX_ROWS) return;
+  const limit = timeline.getBoundingClientRect().top - 2 * timeline.clientHeight;
+  const drop = [];
+  let dropped = -Infinity;
+  let next = null;
+  for (let el = startEdge.nextElementSibling; el && el !== endEdge; el = el.nextElementSibling) {
+    const box = el.getBoundingClientRect();
+    const r = seqsOf(el);
+    if ((box.height > 0 && box.bottom > limit) || (n <= MAX_ROWS && !(r.lo < dropped))) { next = r; break; }
+    drop.push(el);
+    n -= r.rows;
+    dropped = Math.max(dropped, r.hi);
+  }
+  if (!drop.length) return;
+  const anchor = pickAnchor();
+  for (const el of drop) el.remove();
+  forget();
+  S.lo = next && next.lo !== Infinity ? next.lo : S.hi + 1;
+  restoreAnchor(anchor);
+  updateEdges();
 }
 
 // ---- following live ----
@@ -1857,10 +2016,8 @@ function highlight(el) {
 async function goToSeq(seq, { fromHash } = {}) {
   let el = document.getElementById('e' + seq);
   if (!el) {
-    if (S.lo !== null && seq >= S.lo && seq <= S.hi) {
-      pageStatus.textContent = 'event #' + seq + ' is not shown';
-      return;
-    }
+    // not in the window, or dropped with a call cut off its start: load the
+    // events around it
     try {
       await resetWindow(seq);
     } catch (err) { showError(err); return; }
@@ -2054,6 +2211,8 @@ $('plan-chip').addEventListener('click', () => {
   if (S.plan.el && S.plan.el.isConnected) {
     reveal(S.plan.el);
     focusEvent(S.plan.el);
+  } else if (S.plan.seq) {
+    goToSeq(S.plan.seq); // dropped from the window: load it again
   }
 });
 
