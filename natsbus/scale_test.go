@@ -313,6 +313,14 @@ func runScale(ctx context.Context, b *testing.B, path scalePath, prefix string) 
 		}
 	}
 	res.took = last.Sub(first)
+	lastSent := first
+	for j := range sent {
+		if t := sent[j][perSession]; t.After(lastSent) {
+			lastSent = t
+		}
+	}
+	b.Logf("%s: %d lines written in %v (%.0f lines/s), all received %v after the first was written",
+		prefix, total, lastSent.Sub(first).Round(time.Millisecond), float64(total)/lastSent.Sub(first).Seconds(), res.took.Round(time.Millisecond))
 
 	// Every store holds every line once, and every session ended.
 	for _, st := range path.stores {
@@ -472,11 +480,19 @@ func createReplicatedStream(b *testing.B, urls string, replicas int) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_, err := js.CreateStream(ctx, cfg)
-		cancel()
+		s, err := js.CreateStream(ctx, cfg)
 		if err == nil {
+			info, err := s.Info(ctx)
+			cancel()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if info.Config.Replicas != replicas || info.Cluster == nil || len(info.Cluster.Replicas) != replicas-1 {
+				b.Fatalf("the stream has %d replicas, want %d: %+v", info.Config.Replicas, replicas, info.Cluster)
+			}
 			return
 		}
+		cancel()
 		if time.Now().After(deadline) {
 			b.Fatalf("create the stream with %d replicas: %v", replicas, err)
 		}
