@@ -84,7 +84,7 @@ func BenchmarkScale(b *testing.B) {
 		urls = append(urls, n.ClientURL())
 	}
 	allURLs := strings.Join(urls, ",")
-	createReplicatedStream(b, allURLs, len(nodes))
+	stream := createReplicatedStream(b, allURLs, len(nodes))
 	stA, stB := openStore(b), openStore(b)
 	for _, nd := range []struct {
 		st      *sqlite.Store
@@ -114,9 +114,16 @@ func BenchmarkScale(b *testing.B) {
 	}
 
 	var httpRes, clusterRes scaleResult
+	var msgs uint64
 	for i := 0; b.Loop(); i++ {
 		httpRes.add(runScale(ctx, b, httpPath, fmt.Sprintf("h%d", i)))
 		clusterRes.add(runScale(ctx, b, clusterPath, fmt.Sprintf("c%d", i)))
+		info, err := stream.Info(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("c%d: %d messages in the stream", i, info.State.Msgs-msgs)
+		msgs = info.State.Msgs
 	}
 	hp50, hp99 := httpRes.percentile(50), httpRes.percentile(99)
 	cp50, cp99 := clusterRes.percentile(50), clusterRes.percentile(99)
@@ -128,6 +135,15 @@ func BenchmarkScale(b *testing.B) {
 	b.ReportMetric(ms(cp99)/ms(hp99), "cluster/http-p99")
 	b.ReportMetric(httpRes.rate(), "http-lines/s")
 	b.ReportMetric(clusterRes.rate(), "cluster-lines/s")
+	if httpRes.cpu > 0 {
+		// What the whole process spent (every node, the runners and the
+		// client): on a machine too busy to offer the load in time, the
+		// latencies measure the backlog, and this the cost.
+		perLine := func(r scaleResult) float64 { return float64(r.cpu.Microseconds()) / float64(r.lines) }
+		b.ReportMetric(perLine(httpRes), "http-cpu-µs/line")
+		b.ReportMetric(perLine(clusterRes), "cluster-cpu-µs/line")
+		b.ReportMetric(perLine(clusterRes)/perLine(httpRes), "cluster/http-cpu")
+	}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -147,12 +163,14 @@ type scaleResult struct {
 	lat   []time.Duration
 	lines int
 	took  time.Duration
+	cpu   time.Duration // the process's CPU time over the iteration
 }
 
 func (r *scaleResult) add(o scaleResult) {
 	r.lat = append(r.lat, o.lat...)
 	r.lines += o.lines
 	r.took += o.took
+	r.cpu += o.cpu
 }
 
 func (r *scaleResult) rate() float64 { return float64(r.lines) / r.took.Seconds() }
@@ -217,6 +235,7 @@ func runScale(ctx context.Context, b *testing.B, path scalePath, prefix string) 
 		done <- readScaleStream(resp.Body, index, recv, total, &dups, &strays)
 	}()
 
+	cpu := processCPU()
 	dir := b.TempDir()
 	sent := make([][]time.Time, scaleSessions)
 	spools := make([]*api.Spool, scaleSessions)
@@ -276,6 +295,7 @@ func runScale(ctx context.Context, b *testing.B, path scalePath, prefix string) 
 		stops[j]()
 		spools[j].Close()
 	}
+	acked := time.Now() // the stream, or the server, has every line
 	select {
 	case err := <-done:
 		if err != nil {
@@ -295,11 +315,12 @@ func runScale(ctx context.Context, b *testing.B, path scalePath, prefix string) 
 		b.Fatalf("%s: the client received %d of %d lines: %d lost", prefix, got, total, total-got)
 	}
 	cancel()
+	cpu = processCPU() - cpu
 	if dups > 0 || strays > 0 {
 		b.Fatalf("%s: %d lines received twice, %d events of no line written", prefix, dups, strays)
 	}
 
-	res := scaleResult{lines: total}
+	res := scaleResult{lines: total, cpu: cpu}
 	first, last := sent[0][1], time.Time{}
 	for j := range recv {
 		for n := 1; n <= perSession; n++ {
@@ -319,8 +340,9 @@ func runScale(ctx context.Context, b *testing.B, path scalePath, prefix string) 
 			lastSent = t
 		}
 	}
-	b.Logf("%s: %d lines written in %v (%.0f lines/s), all received %v after the first was written",
-		prefix, total, lastSent.Sub(first).Round(time.Millisecond), float64(total)/lastSent.Sub(first).Seconds(), res.took.Round(time.Millisecond))
+	b.Logf("%s: %d lines written in %v (%.0f lines/s); after the first was written, all acknowledged by %v, all received by %v",
+		prefix, total, lastSent.Sub(first).Round(time.Millisecond), float64(total)/lastSent.Sub(first).Seconds(),
+		acked.Sub(first).Round(time.Millisecond), res.took.Round(time.Millisecond))
 
 	// Every store holds every line once, and every session ended.
 	for _, st := range path.stores {
@@ -468,7 +490,7 @@ func startCluster(b *testing.B, n int) []*node {
 // createReplicatedStream creates the stream of natsbus.StreamConfig with
 // replicas on the cluster at urls, retrying while the cluster has not
 // elected its leader yet.
-func createReplicatedStream(b *testing.B, urls string, replicas int) {
+func createReplicatedStream(b *testing.B, urls string, replicas int) jetstream.Stream {
 	b.Helper()
 	nc := connect(b, urls)
 	js, err := jetstream.New(nc)
@@ -490,7 +512,7 @@ func createReplicatedStream(b *testing.B, urls string, replicas int) {
 			if info.Config.Replicas != replicas || info.Cluster == nil || len(info.Cluster.Replicas) != replicas-1 {
 				b.Fatalf("the stream has %d replicas, want %d: %+v", info.Config.Replicas, replicas, info.Cluster)
 			}
-			return
+			return s
 		}
 		cancel()
 		if time.Now().After(deadline) {
