@@ -53,9 +53,11 @@ const (
 //     reads node B.
 //
 // It reports p50 and p99 of each in milliseconds, the cluster's over
-// HTTP's, and the lines a second each delivered (all lines over the time
-// from the first written to the last received). A line lost or received
-// twice fails it, as does a store that does not hold every line once.
+// HTTP's, the lines a second each delivered (all lines over the time from
+// the first written to the last received), and the CPU time of the whole
+// process a line costs each. A line lost or received twice fails it, as
+// does a store that does not hold every line once (docs/cluster.md,
+// "Scale", has the figures).
 //
 //	go test -run '^$' -bench Scale -benchtime 1x -count 2 ./natsbus/
 func BenchmarkScale(b *testing.B) {
