@@ -607,3 +607,43 @@ func (l nodeLogger) Fatalf(format string, v ...any)  { l("fatal: "+format, v...)
 func (l nodeLogger) Errorf(format string, v ...any)  { l("error: "+format, v...) }
 func (l nodeLogger) Debugf(format string, v ...any)  { l(format, v...) }
 func (l nodeLogger) Tracef(format string, v ...any)  { l(format, v...) }
+
+// TestReadScaleStream checks the client of BenchmarkScale: each line's
+// raw event is counted once, a second one as a duplicate, one of a line
+// not written as a stray, and a stream that ends early or asks for a
+// resync is an error.
+func TestReadScaleStream(t *testing.T) {
+	ev := func(seq, n int, typ string) string {
+		return fmt.Sprintf("id: s_a/%d\nevent: %s\ndata: {\"session\":\"s_a\",\"seq\":%d,\"type\":%q,\"source\":{\"stream\":\"stdout\",\"line\":%d}}\n\n",
+			seq, typ, seq, typ, n)
+	}
+	const closed = "event: closed\ndata: {\"session\":\"s_a\"}\n\n"
+	for _, tc := range []struct {
+		name, stream string
+		dups, strays int
+		err          bool
+	}{
+		{"once each", ": agentstream\n\n" + ev(1, 1, "turn.started") + ev(2, 1, "raw") + ev(3, 2, "raw") + closed, 0, 0, false},
+		{"another session", ev(2, 1, "raw") + strings.ReplaceAll(ev(2, 1, "raw"), "s_a", "s_b") + ev(3, 2, "raw") + closed, 0, 0, false},
+		{"twice", ev(2, 1, "raw") + ev(2, 1, "raw") + ev(3, 2, "raw") + closed, 1, 0, false},
+		{"not written", ev(2, 1, "raw") + ev(3, 3, "raw") + ev(4, 2, "raw") + closed, 0, 1, false},
+		{"lost", ev(2, 1, "raw") + closed, 0, 0, true},
+		{"not closed", ev(2, 1, "raw") + ev(3, 2, "raw"), 0, 0, true},
+		{"resync", ev(2, 1, "raw") + "event: resync\ndata: {\"after\":null}\n\n", 0, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			recv := [][]time.Time{make([]time.Time, 3)}
+			var dups, strays int
+			err := readScaleStream(strings.NewReader(tc.stream), map[string]int{"s_a": 0}, recv, 2, &dups, &strays)
+			if (err != nil) != tc.err {
+				t.Fatalf("error %v, want one: %v", err, tc.err)
+			}
+			if dups != tc.dups || strays != tc.strays {
+				t.Errorf("%d duplicates and %d strays, want %d and %d", dups, strays, tc.dups, tc.strays)
+			}
+			if !tc.err && (recv[0][1].IsZero() || recv[0][2].IsZero()) {
+				t.Errorf("lines 1 and 2 received at %v", recv[0][1:])
+			}
+		})
+	}
+}
