@@ -39,9 +39,10 @@ type NodeOptions struct {
 	// and, in a cluster, for JetStream to have a meta leader (which needs
 	// a majority of the nodes Routes names); zero means 30 s.
 	Ready time.Duration
-	// Logf, when set, is told what the server notices, warns of and
-	// fails at.
-	Logf func(format string, args ...any)
+	// Logf, when set, is told what the server warns of and fails at, and
+	// with Notices what it notices (elections, routes, recoveries).
+	Logf    func(format string, args ...any)
+	Notices bool
 }
 
 // Node is a NATS server with JetStream on file storage, embedded in the
@@ -72,11 +73,13 @@ func StartNode(opts NodeOptions) (*Node, error) {
 		JetStream:  true,
 		StoreDir:   opts.Dir,
 		NoSigs:     true,
-		NoLog:      opts.Logf == nil,
 	}
 	if opts.ClusterName != "" {
 		if opts.Name == "" {
 			return nil, errors.New("natsbus: node: a node of a cluster needs a name")
+		}
+		if len(opts.Routes) == 0 {
+			return nil, errors.New("natsbus: node: a node of a cluster needs routes to the other nodes")
 		}
 		chost, cport, err := splitListen(opts.ClusterListen)
 		if err != nil {
@@ -98,15 +101,28 @@ func StartNode(opts NodeOptions) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("natsbus: node: %w", err)
 	}
-	if opts.Logf != nil {
-		s.SetLogger(nodeLogger(opts.Logf), false, false)
+	logf := opts.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
 	}
+	// The server logs what stops it from starting, and waits: the first
+	// such error ends the wait.
+	fatal := make(chan string, 1)
+	s.SetLogger(nodeLogger{logf, opts.Notices, fatal}, false, false)
 	s.Start()
 	n := &Node{s: s}
 	deadline := time.Now().Add(opts.Ready)
-	if !s.ReadyForConnections(opts.Ready) {
-		n.Shutdown()
-		return nil, fmt.Errorf("natsbus: node %s: not listening for clients on %s after %v", opts.Name, opts.Listen, opts.Ready)
+	for !s.ReadyForConnections(100 * time.Millisecond) {
+		select {
+		case msg := <-fatal:
+			n.Shutdown()
+			return nil, fmt.Errorf("natsbus: node %s: %s", opts.Name, msg)
+		default:
+		}
+		if time.Now().After(deadline) {
+			n.Shutdown()
+			return nil, fmt.Errorf("natsbus: node %s: not listening for clients on %s after %v", opts.Name, opts.Listen, opts.Ready)
+		}
 	}
 	if err := n.waitJetStream(deadline); err != nil {
 		n.Shutdown()
@@ -185,13 +201,27 @@ func splitListen(addr string) (string, int, error) {
 	return host, port, nil
 }
 
-// nodeLogger passes the server's notices, warnings and errors to logf, and
-// drops its debug and trace output.
-type nodeLogger func(format string, args ...any)
+// nodeLogger passes the server's warnings and errors to logf, its notices
+// too when notices is set, and drops its debug and trace output.
+type nodeLogger struct {
+	logf    func(format string, args ...any)
+	notices bool
+	fatal   chan<- string // told the first fatal error, without waiting
+}
 
-func (l nodeLogger) Noticef(format string, v ...any) { l(format, v...) }
-func (l nodeLogger) Warnf(format string, v ...any)   { l("warning: "+format, v...) }
-func (l nodeLogger) Errorf(format string, v ...any)  { l("error: "+format, v...) }
-func (l nodeLogger) Fatalf(format string, v ...any)  { l("fatal: "+format, v...) }
-func (l nodeLogger) Debugf(string, ...any)           {}
-func (l nodeLogger) Tracef(string, ...any)           {}
+func (l nodeLogger) Noticef(format string, v ...any) {
+	if l.notices {
+		l.logf(format, v...)
+	}
+}
+func (l nodeLogger) Warnf(format string, v ...any)  { l.logf("warning: "+format, v...) }
+func (l nodeLogger) Errorf(format string, v ...any) { l.logf("error: "+format, v...) }
+func (l nodeLogger) Fatalf(format string, v ...any) {
+	l.logf("fatal: "+format, v...)
+	select {
+	case l.fatal <- fmt.Sprintf(format, v...):
+	default:
+	}
+}
+func (l nodeLogger) Debugf(string, ...any) {}
+func (l nodeLogger) Tracef(string, ...any) {}
