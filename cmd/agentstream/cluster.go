@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/agentstream/agentstream/natsbus"
 )
@@ -23,6 +24,9 @@ type clusterFlags struct {
 	natsDir       string
 	replicas      int
 	set           map[string]bool
+	// shared is set when the nodes share one database (PostgreSQL): they
+	// then share one ingest consumer.
+	shared bool
 }
 
 const (
@@ -118,10 +122,10 @@ func (c *clusterFlags) nodes() int {
 }
 
 // durable returns the name of the ingest consumer: one per node, so that
-// each node's store gets every session, when the node is named; else the
-// one every serve --nats shares.
+// each node's own store gets every session, when the node is named and
+// its store is its own; else the one every serve --nats shares.
 func (c *clusterFlags) durable() string {
-	if c.node == "" {
+	if c.node == "" || c.shared {
 		return "agentstream-ingest"
 	}
 	return "agentstream-ingest-" + c.node
@@ -141,5 +145,5 @@ func (c *clusterFlags) startNode(dbPath string, logf func(string, ...any)) (*nat
 		return nil, err
 	}
 	return natsbus.StartNode(natsbus.NodeOptions{Name: c.node, Dir: dir, Listen: c.natsListen,
-		ClusterName: c.cluster, ClusterListen: c.clusterListen, Routes: c.routeList(), Logf: logf})
+		ClusterName: c.cluster, ClusterListen: c.clusterListen, Routes: c.routeList(), Ready: time.Minute, Logf: logf})
 }

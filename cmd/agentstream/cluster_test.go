@@ -343,13 +343,16 @@ func TestClusterFaults(t *testing.T) {
 	ingest.kill()
 	os.WriteFile(filepath.Join(dir, "go2"), nil, 0o644)
 	phase(3)
+	step("  phase 3 printed", at)
 	for _, c := range nodes {
 		if c != ingest {
 			c.waitStored(id, 3*n, "")
 		}
 	}
+	step("  the other nodes complete", at)
 	ingest.start()
 	ingest.waitIngesting()
+	step("  restarted, ingesting", at)
 	ingest.waitStored(id, 3*n, "")
 	waitAll(id, 3*n, "")
 	step("ingest node killed and restarted, every node complete", at)
@@ -368,11 +371,13 @@ func TestClusterFaults(t *testing.T) {
 	lead.kill()
 	os.WriteFile(filepath.Join(dir, "go3"), nil, 0o644)
 	phase(4)
+	step("  phase 4 printed", at)
 	for _, c := range nodes {
 		if c != lead {
 			c.waitStored(id, 4*n, store.StatusSucceeded)
 		}
 	}
+	step("  the other nodes complete", at)
 	if err := runner.Wait(); err != nil {
 		t.Fatalf("run --nats: %v: %s", err, rerr.String())
 	}
@@ -381,11 +386,54 @@ func TestClusterFaults(t *testing.T) {
 	}
 	lead.start()
 	lead.waitIngesting()
+	step("  restarted, ingesting", at)
 	waitAll(id, 4*n, store.StatusSucceeded)
 	waitAll(killed, 2*nk, store.StatusCancelled)
 	step("stream leader killed and restarted, every node complete", at)
+	for _, c := range nodes {
+		resp, err := http.Get("http://" + c.http + "/api/sessions/" + id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s struct{ Status string }
+		err = json.NewDecoder(resp.Body).Decode(&s)
+		resp.Body.Close()
+		if err != nil || s.Status != store.StatusSucceeded {
+			t.Errorf("node %s serves session %s as %q (%v), want %s", c.name, id, s.Status, err, store.StatusSucceeded)
+		}
+	}
 	if left, _ := filepath.Glob(filepath.Join(spools, "*")); len(left) > 0 {
 		t.Errorf("spools left: %v", left)
 	}
 	t.Logf("total %v", time.Since(start).Round(time.Millisecond))
+}
+
+// TestServeClusterFlags holds that serve refuses the cluster flags that do
+// not go together, before it opens anything.
+func TestServeClusterFlags(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "flags.db")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no routes", []string{"--cluster", "c"}, "--cluster needs --routes"},
+		{"with --nats", []string{"--cluster", "c", "--routes", "127.0.0.1:6222", "--nats", "nats://127.0.0.1:4222"}, "no --nats"},
+		{"routes alone", []string{"--routes", "127.0.0.1:6222"}, "--routes needs --cluster"},
+		{"node alone", []string{"--node", "a"}, "need --cluster or --nats"},
+		{"bad node", []string{"--cluster", "c", "--routes", "127.0.0.1:6222", "--node", "a.b"}, "bad --node"},
+		{"bad route", []string{"--cluster", "c", "--routes", "nowhere"}, "bad address"},
+		{"not loopback", []string{"--cluster", "c", "--routes", "127.0.0.1:6222", "--nats-listen", "0.0.0.0:4222"}, "not a loopback address"},
+		{"replicas", []string{"--cluster", "c", "--routes", "127.0.0.1:6222", "--replicas", "0"}, "bad --replicas"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, code := runCLI(t, "", append([]string{"serve", "--db", db, "--addr", "127.0.0.1:0"}, tc.args...)...)
+			if code != exitUsage || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, exitUsage, tc.want)
+			}
+		})
+	}
+	if exists(db) {
+		t.Error("a refused serve created its database")
+	}
 }

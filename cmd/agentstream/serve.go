@@ -123,6 +123,8 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		_, serr := os.Stat(path)
 		fresh = errors.Is(serr, os.ErrNotExist)
 		file = path
+	} else if err == nil {
+		cf.shared = true
 	}
 	st, where, err := openStore(ctx, e, *db)
 	if err != nil {
