@@ -36,11 +36,11 @@ func SessionOf(subject string) (string, bool) {
 // Connect connects to the NATS servers urls (a comma-separated list), and
 // goes on reconnecting for ever: a server that is away is a state, not a
 // failure. A server that stops answering (frozen, cut off) is left for
-// another after three pings 5 s apart go unanswered. name names the
+// another after three pings 3 s apart go unanswered. name names the
 // connection in the server's monitoring.
 func Connect(urls, name string) (*nats.Conn, error) {
 	nc, err := nats.Connect(urls, nats.Name(name), nats.MaxReconnects(-1),
-		nats.PingInterval(5*time.Second), nats.MaxPingsOutstanding(3),
+		nats.PingInterval(3*time.Second), nats.MaxPingsOutstanding(3),
 		nats.RetryOnFailedConnect(true), nats.ReconnectWait(250*time.Millisecond),
 		nats.ReconnectBufSize(-1))
 	if err != nil {
