@@ -36,12 +36,12 @@ const (
 
 func (c *clusterFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.cluster, "cluster", "", "embed a NATS JetStream node, one of the cluster `NAME`, and ingest from it (docs/cluster.md)")
-	fs.StringVar(&c.node, "node", "", "the node's `NAME`: unique in the cluster, the same across restarts; its ingest consumer is agentstream-ingest-NAME (default: the host name and the --nats-listen port)")
+	fs.StringVar(&c.node, "node", "", "the node's `NAME`: unique in the cluster, the same across restarts; its ingest consumer is agentstream-ingest-NAME (default with --cluster: the host name and the --nats-listen port; with --nats: none, the shared agentstream-ingest)")
 	fs.StringVar(&c.natsListen, "nats-listen", defaultNATSListen, "with --cluster, the `HOST:PORT` runners (run --nats) connect to")
 	fs.StringVar(&c.clusterListen, "cluster-listen", defaultClusterListen, "with --cluster, the `HOST:PORT` the other nodes' routes connect to")
 	fs.StringVar(&c.routes, "routes", "", "with --cluster, the --cluster-listen `HOST:PORT,...` of the cluster's nodes (its own may be among them)")
 	fs.StringVar(&c.natsDir, "nats-dir", "", "with --cluster, the `DIR` of the node's JetStream storage (default: the database's path and .nats)")
-	fs.IntVar(&c.replicas, "replicas", 0, "how many nodes hold the stream and the ingest consumer (default with --cluster: 3, or the nodes of --routes when fewer; else 1)")
+	fs.IntVar(&c.replicas, "replicas", 0, "keep the stream and the ingest consumer on `N` nodes (default with --cluster: 3, or the nodes of --routes when fewer; else 1)")
 }
 
 // validNodeName is what a node's name may hold: it names the server and
