@@ -169,6 +169,21 @@ func (c *clusterNode) waitStored(id string, n int, status string) {
 	checkDenseSeq(c.t, st, id)
 }
 
+// lastSeq returns the last seq of session id in the node's database.
+func (c *clusterNode) lastSeq(id string) int64 {
+	c.t.Helper()
+	st, err := sqlite.Open(c.db)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer st.Close()
+	s, err := st.Session(context.Background(), id)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return s.LastSeq
+}
+
 // streamLeader returns the name of the node that leads the stream.
 func streamLeader(t *testing.T, nodes []*clusterNode) string {
 	t.Helper()
@@ -316,12 +331,34 @@ func TestClusterFaults(t *testing.T) {
 	// take the phase, and the node catches up once continued.
 	at = time.Now()
 	cut := nodes[0]
+	var live []*stream
+	for _, c := range nodes[1:] {
+		s := openSSE(t, "http://"+c.http+"/api/sessions/"+id+"/stream", strconv.FormatInt(c.lastSeq(id), 10))
+		defer s.close()
+		live = append(live, s)
+	}
 	cut.stop()
 	os.WriteFile(filepath.Join(dir, "go1"), nil, 0o644)
 	phase(2)
 	nodes[1].waitStored(id, 2*n, "")
 	nodes[2].waitStored(id, 2*n, "")
 	step("  the other nodes complete", at)
+	// Their event streams, opened before the phase was printed, had each
+	// of its events as it was stored: their stores feed their hubs.
+	for i, c := range nodes[1:] {
+		first, last := int64(0), c.lastSeq(id)
+		for seq := int64(0); seq < last; {
+			ev := live[i].next(t)
+			prev := seq
+			seq, _ = strconv.ParseInt(ev.id, 10, 64)
+			if first == 0 {
+				first = seq
+			} else if seq != prev+1 {
+				t.Fatalf("node %s streamed event %d after %d", c.name, seq, prev)
+			}
+		}
+		t.Logf("  node %s streamed events %d to %d live", c.name, first, last)
+	}
 	cut.cont()
 	cut.waitStored(id, 2*n, "")
 	step("node cut off and continued, every node complete", at)
