@@ -16,7 +16,7 @@ import (
 )
 
 // NodeOptions configure a Node. Addresses are host:port; the zero value of
-// each gives a loopback default.
+// each, or an empty host, gives a loopback default (port 0: a free one).
 type NodeOptions struct {
 	// Name names the node: unique in its cluster and the same across the
 	// node's restarts (JetStream places the stream's replicas by it).
