@@ -197,3 +197,23 @@ func TestNodeNoLeader(t *testing.T) {
 		t.Errorf("StartNode took %v with Ready 2s", d)
 	}
 }
+
+// TestNodePortInUse starts a node on a port another listener holds: the
+// server's own error comes back at once, not after Ready.
+func TestNodePortInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	start := time.Now()
+	n, err := natsbus.StartNode(natsbus.NodeOptions{Name: "taken", Dir: t.TempDir(), Listen: ln.Addr().String(), Ready: 20 * time.Second})
+	if err == nil {
+		n.Shutdown()
+		t.Fatal("a node started on a port in use")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("StartNode took %v to fail: %v", d, err)
+	}
+	t.Log(err)
+}
