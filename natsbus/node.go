@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -48,7 +49,8 @@ type NodeOptions struct {
 // Node is a NATS server with JetStream on file storage, embedded in the
 // process: alone, or one node of a cluster whose streams it replicates.
 type Node struct {
-	s *server.Server
+	s       *server.Server
+	closing *atomic.Bool // set by Shutdown: the server's complaints while it stops are not told
 }
 
 // StartNode starts a node and waits until it takes clients and JetStream
@@ -108,9 +110,10 @@ func StartNode(opts NodeOptions) (*Node, error) {
 	// The server logs what stops it from starting, and waits: the first
 	// such error ends the wait.
 	fatal := make(chan string, 1)
-	s.SetLogger(nodeLogger{logf, opts.Notices, fatal}, false, false)
+	closing := new(atomic.Bool)
+	s.SetLogger(nodeLogger{logf, opts.Notices, fatal, closing}, false, false)
 	s.Start()
-	n := &Node{s: s}
+	n := &Node{s: s, closing: closing}
 	deadline := time.Now().Add(opts.Ready)
 	for !s.ReadyForConnections(100 * time.Millisecond) {
 		select {
@@ -174,6 +177,7 @@ func (n *Node) Name() string { return n.s.Name() }
 // Shutdown stops the node and waits until it stopped; what JetStream
 // acknowledged is on disk.
 func (n *Node) Shutdown() {
+	n.closing.Store(true)
 	n.s.Shutdown()
 	n.s.WaitForShutdown()
 }
@@ -207,15 +211,27 @@ type nodeLogger struct {
 	logf    func(format string, args ...any)
 	notices bool
 	fatal   chan<- string // told the first fatal error, without waiting
+	closing *atomic.Bool  // once set, only fatal errors are told
 }
 
 func (l nodeLogger) Noticef(format string, v ...any) {
-	if l.notices {
+	if l.notices && !l.closing.Load() {
 		l.logf(format, v...)
 	}
 }
-func (l nodeLogger) Warnf(format string, v ...any)  { l.logf("warning: "+format, v...) }
-func (l nodeLogger) Errorf(format string, v ...any) { l.logf("error: "+format, v...) }
+
+func (l nodeLogger) Warnf(format string, v ...any) {
+	if !l.closing.Load() {
+		l.logf("warning: "+format, v...)
+	}
+}
+
+func (l nodeLogger) Errorf(format string, v ...any) {
+	if !l.closing.Load() {
+		l.logf("error: "+format, v...)
+	}
+}
+
 func (l nodeLogger) Fatalf(format string, v ...any) {
 	l.logf("fatal: "+format, v...)
 	select {
