@@ -39,6 +39,10 @@ type ConsumerOptions struct {
 	// (they are refused as a gap until it comes again) for this long, and
 	// a fetched batch must be written within it.
 	AckWait time.Duration
+	// Replicas is how many servers of a cluster hold the stream and the
+	// consumer; zero leaves an existing stream as it is (and makes a
+	// missing one on one server).
+	Replicas int
 	// Logf, when set, is told of state changes and refused messages.
 	Logf func(format string, args ...any)
 }
@@ -149,11 +153,12 @@ func (c *Consumer) loop(ctx context.Context) {
 	for ctx.Err() == nil {
 		if cons == nil {
 			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			_, err := EnsureStream(cctx, js)
+			_, err := EnsureStream(cctx, js, c.opts.Replicas)
 			if err == nil {
 				cons, err = js.CreateOrUpdateConsumer(cctx, StreamName, jetstream.ConsumerConfig{
 					Durable: c.opts.Durable, AckPolicy: jetstream.AckExplicitPolicy,
 					DeliverPolicy: jetstream.DeliverAllPolicy, AckWait: c.opts.AckWait, MaxDeliver: -1,
+					Replicas: c.opts.Replicas,
 				})
 			}
 			cancel()

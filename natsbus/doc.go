@@ -19,4 +19,8 @@
 // back looks up the session's last message, resumes after the record it
 // names, and a stale one (whose spool does not hold that record) is
 // refused. Correctness does not rely on the stream's duplicate window.
+//
+// [StartNode] embeds a JetStream server in the process, alone or as one
+// node of a cluster whose nodes replicate the stream ([StreamConfig]
+// takes the number of replicas); serve --cluster runs one per process.
 package natsbus

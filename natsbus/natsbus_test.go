@@ -55,7 +55,7 @@ func ensureStream(t testing.TB, nc *nats.Conn) jetstream.Stream {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := natsbus.EnsureStream(ctx, js)
+	s, err := natsbus.EnsureStream(ctx, js, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

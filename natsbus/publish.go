@@ -307,7 +307,7 @@ func (p *Publisher) loop(ctx context.Context) {
 func (p *Publisher) sync(ctx context.Context, r *os.File, subject string, buf *[]byte) (int64, uint64, error) {
 	lctx, cancel := context.WithTimeout(ctx, p.opts.Timeout)
 	defer cancel()
-	s, err := EnsureStream(lctx, p.js)
+	s, err := EnsureStream(lctx, p.js, 0)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -35,9 +35,12 @@ func SessionOf(subject string) (string, bool) {
 
 // Connect connects to the NATS servers urls (a comma-separated list), and
 // goes on reconnecting for ever: a server that is away is a state, not a
-// failure. name names the connection in the server's monitoring.
+// failure. A server that stops answering (frozen, cut off) is left for
+// another after three pings 3 s apart go unanswered. name names the
+// connection in the server's monitoring.
 func Connect(urls, name string) (*nats.Conn, error) {
 	nc, err := nats.Connect(urls, nats.Name(name), nats.MaxReconnects(-1),
+		nats.PingInterval(3*time.Second), nats.MaxPingsOutstanding(3),
 		nats.RetryOnFailedConnect(true), nats.ReconnectWait(250*time.Millisecond),
 		nats.ReconnectBufSize(-1))
 	if err != nil {
@@ -47,32 +50,52 @@ func Connect(urls, name string) (*nats.Conn, error) {
 }
 
 // StreamConfig is the configuration of the stream EnsureStream makes:
-// file storage, every session's subject, messages kept until deleted.
-func StreamConfig() jetstream.StreamConfig {
+// file storage, every session's subject, messages kept until deleted, on
+// replicas servers of a cluster (zero means 1).
+func StreamConfig(replicas int) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:       StreamName,
 		Subjects:   []string{SubjectPrefix + ">"},
 		Storage:    jetstream.FileStorage,
 		Retention:  jetstream.LimitsPolicy,
 		Duplicates: 2 * time.Minute,
+		Replicas:   max(replicas, 1),
 	}
 }
 
-// EnsureStream creates the stream when it does not exist.
-func EnsureStream(ctx context.Context, js jetstream.JetStream) (jetstream.Stream, error) {
+// EnsureStream creates the stream when it does not exist, on replicas
+// servers (zero means 1), and raises the replicas of one that has fewer
+// (a runner that found it missing made it with one). Zero leaves an
+// existing stream as it is.
+func EnsureStream(ctx context.Context, js jetstream.JetStream, replicas int) (jetstream.Stream, error) {
 	s, err := js.Stream(ctx, StreamName)
 	if err == nil {
-		return s, nil
+		return raiseReplicas(ctx, js, s, replicas)
 	}
 	if !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil, fmt.Errorf("natsbus: stream %s: %w", StreamName, err)
 	}
-	s, err = js.CreateStream(ctx, StreamConfig())
+	s, err = js.CreateStream(ctx, StreamConfig(replicas))
 	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		s, err = js.Stream(ctx, StreamName)
+		if s, err = js.Stream(ctx, StreamName); err == nil {
+			return raiseReplicas(ctx, js, s, replicas)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("natsbus: create stream %s: %w", StreamName, err)
+	}
+	return s, nil
+}
+
+func raiseReplicas(ctx context.Context, js jetstream.JetStream, s jetstream.Stream, replicas int) (jetstream.Stream, error) {
+	cfg := s.CachedInfo().Config
+	if cfg.Replicas >= replicas {
+		return s, nil
+	}
+	cfg.Replicas = replicas
+	s, err := js.UpdateStream(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("natsbus: stream %s: raise its replicas to %d: %w", StreamName, replicas, err)
 	}
 	return s, nil
 }

@@ -56,10 +56,22 @@ With --nats URL[,URL...], it also ingests the sessions that runners publish
 to NATS JetStream (run --nats): a durable consumer takes them, normalizes
 them and stores them, acknowledging each message only once the store
 committed it. NATS away is a state: serve goes on serving what its store
-holds, and GET /api/health says that ingest is paused. See docs/cluster.md.`
+holds, and GET /api/health says that ingest is paused. See docs/cluster.md.
+
+With --cluster NAME, it embeds a NATS JetStream node itself, one of the
+cluster NAME, and ingests from it: nothing else to install. Runners connect
+to any node's --nats-listen address (run --nats nats://HOST:PORT,...); the
+nodes find each other through --routes, the --cluster-listen addresses of
+all of them (every node can be given the same list). The stream and the
+ingest consumers are kept on --replicas nodes (3 by default), so the stream
+takes messages while a majority of them is up. Each node has its own
+durable consumer, agentstream-ingest-NODE, so with SQLite every node stores
+every session and serves it live. The node's storage is in --nats-dir
+(beside the database by default). Its addresses must be loopback ones: the
+embedded node does not authenticate clients or routes yet.`
 
 func cmdServe(ctx context.Context, e *env, args []string) int {
-	fs := newFlags(e, "serve", "[--db PATH] [--addr 127.0.0.1:8377] [--token T] [--require-token] [--nats URL]", serveDoc)
+	fs := newFlags(e, "serve", "[--db PATH] [--addr 127.0.0.1:8377] [--token T] [--require-token] [--nats URL | --cluster NAME --routes HOST:PORT,...]", serveDoc)
 	db := dbFlag(fs)
 	addr := fs.String("addr", "127.0.0.1:8377", "the address to listen on")
 	token := fs.String("token", "", "the bearer token every request must carry (default $AGENTSTREAM_TOKEN)")
@@ -75,6 +87,8 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		return nil
 	})
 	natsURL := fs.String("nats", "", "ingest the sessions runners publish to NATS JetStream at `URL[,URL...]` (docs/cluster.md)")
+	var cf clusterFlags
+	cf.register(fs)
 	heartbeat := fs.Duration("heartbeat-timeout", 2*time.Minute, "end a remote session interrupted when its runner sends nothing for this long (0: never)")
 	pos, code, ok := parseArgs(fs, args)
 	if !ok {
@@ -82,6 +96,10 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	}
 	if len(pos) > 0 {
 		fmt.Fprintln(e.stderr, "agentstream serve: no arguments expected")
+		return exitUsage
+	}
+	if err := cf.check(fs, *natsURL); err != nil {
+		fmt.Fprintln(e.stderr, "agentstream serve:", err)
 		return exitUsage
 	}
 	if *token == "" {
@@ -100,9 +118,13 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		}
 	}
 	fresh := false
+	file := "" // the SQLite database's path
 	if path, err := dbPath(e, *db); err == nil && !postgres.IsURL(path) {
 		_, serr := os.Stat(path)
 		fresh = errors.Is(serr, os.ErrNotExist)
+		file = path
+	} else if err == nil {
+		cf.shared = true
 	}
 	st, where, err := openStore(ctx, e, *db)
 	if err != nil {
@@ -129,6 +151,20 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	}
 	hosts = append(hosts, *addr, ln.Addr().String())
 	opts := api.Options{Token: *token, Tokens: st, RequireToken: *require, Redact: apiRedactor(red), Hosts: hosts, HeartbeatTimeout: hb}
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(e.stderr, "agentstream serve: "+format+"\n", args...)
+	}
+	if cf.cluster != "" {
+		node, err := cf.startNode(file, func(format string, args ...any) { logf("nats node: "+format, args...) })
+		if err != nil {
+			ln.Close()
+			logf("%v", err)
+			return exitError
+		}
+		defer node.Shutdown()
+		logf("NATS node %s of cluster %s: %s", node.Name(), cf.cluster, node.ClientURL())
+		*natsURL = node.ClientURL()
+	}
 	if *natsURL != "" {
 		nc, err := natsbus.Connect(*natsURL, "agentstream serve")
 		if err != nil {
@@ -140,9 +176,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		// A runner publishing over NATS sends no heartbeat: its session
 		// ends with the end it publishes.
 		ing := api.NewIngester(st, api.Options{Redact: opts.Redact, HeartbeatTimeout: -1})
-		cons := natsbus.Consume(nc, ing, natsbus.ConsumerOptions{Logf: func(format string, args ...any) {
-			fmt.Fprintf(e.stderr, "agentstream serve: "+format+"\n", args...)
-		}})
+		cons := natsbus.Consume(nc, ing, natsbus.ConsumerOptions{Durable: cf.durable(), Replicas: cf.replicas, Logf: logf})
 		defer cons.Stop()
 		opts.Health = func() any {
 			s := cons.Status()
@@ -150,7 +184,11 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 			if !s.Connected {
 				state = "paused"
 			}
-			return map[string]any{"transport": "nats", "state": state, "error": s.Error, "taken": s.Taken}
+			h := map[string]any{"transport": "nats", "state": state, "error": s.Error, "taken": s.Taken, "consumer": cf.durable()}
+			if cf.cluster != "" {
+				h["cluster"], h["node"] = cf.cluster, cf.node
+			}
+			return h
 		}
 	}
 	srv := startServer(ctx, st, ln, opts, profiles, func(err error) { fmt.Fprintln(e.stderr, "agentstream serve:", err) })
