@@ -38,7 +38,7 @@ func freeAddrs(t testing.TB, n int) []string {
 // startCluster starts three nodes of a cluster, each given every node's
 // route (its own too), at once: each waits for the meta leader the others
 // help elect.
-func startCluster(t *testing.T) ([]*natsbus.Node, []natsbus.NodeOptions) {
+func startCluster(t testing.TB) ([]*natsbus.Node, []natsbus.NodeOptions) {
 	t.Helper()
 	addrs := freeAddrs(t, 6)
 	clients, routes := addrs[:3], addrs[3:]

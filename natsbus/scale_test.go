@@ -8,11 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,7 +21,6 @@ import (
 	"github.com/agentstream/agentstream/store"
 	"github.com/agentstream/agentstream/store/sqlite"
 	"github.com/agentstream/agentstream/web/api"
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -80,7 +77,7 @@ func BenchmarkScale(b *testing.B) {
 	}
 
 	// The cluster: three nodes, the stream on all three.
-	nodes := startCluster(b, 3)
+	nodes, _ := startCluster(b)
 	var urls []string
 	for _, n := range nodes {
 		urls = append(urls, n.ClientURL())
@@ -458,37 +455,6 @@ func serveAPI(b *testing.B, st *sqlite.Store, opts api.Options) *httptest.Server
 	return srv
 }
 
-// startCluster starts n JetStream nodes on loopback, joined by routes,
-// and waits until they elected a leader of the cluster.
-func startCluster(b *testing.B, n int) []*node {
-	b.Helper()
-	client := make([]string, n)
-	routes := make([]string, n)
-	for i := range n {
-		client[i] = freeAddr(b)
-		routes[i] = freeAddr(b)
-	}
-	var nodes []*node
-	for i := range n {
-		var others []string
-		for k, r := range routes {
-			if k != i {
-				others = append(others, "nats://"+r)
-			}
-		}
-		nd, err := startNode(nodeOptions{
-			Name: fmt.Sprintf("n%d", i), Dir: b.TempDir(), Listen: client[i],
-			ClusterName: "bench", ClusterListen: routes[i], Routes: others,
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(nd.Shutdown)
-		nodes = append(nodes, nd)
-	}
-	return nodes
-}
-
 // createReplicatedStream creates the stream of natsbus.StreamConfig with
 // replicas on the cluster at urls, retrying while the cluster has not
 // elected its leader yet.
@@ -499,8 +465,7 @@ func createReplicatedStream(b *testing.B, urls string, replicas int) jetstream.S
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg := natsbus.StreamConfig()
-	cfg.Replicas = replicas
+	cfg := natsbus.StreamConfig(replicas)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -523,90 +488,6 @@ func createReplicatedStream(b *testing.B, urls string, replicas int) jetstream.S
 		time.Sleep(250 * time.Millisecond)
 	}
 }
-
-// freeAddr returns a loopback address with a port free a moment ago.
-func freeAddr(b *testing.B) string {
-	b.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// nodeOptions and startNode are this benchmark's embedded cluster node;
-// they have the shape of natsbus.NodeOptions and natsbus.StartNode, which
-// they are to give way to.
-type nodeOptions struct {
-	Name          string   // the server's name, unique in the cluster
-	Dir           string   // where JetStream keeps its files
-	Listen        string   // HOST:PORT for clients
-	ClusterName   string   // the cluster's name, the same on every node
-	ClusterListen string   // HOST:PORT for the routes of the other nodes
-	Routes        []string // nats://HOST:PORT of the other nodes' routes
-	Logf          func(format string, args ...any)
-}
-
-type node struct{ s *server.Server }
-
-func startNode(o nodeOptions) (*node, error) {
-	host, port, err := splitAddr(o.Listen)
-	if err != nil {
-		return nil, err
-	}
-	chost, cport, err := splitAddr(o.ClusterListen)
-	if err != nil {
-		return nil, err
-	}
-	opts := &server.Options{
-		ServerName: o.Name, Host: host, Port: port, JetStream: true, StoreDir: o.Dir,
-		NoSigs: true, NoLog: o.Logf == nil,
-		Cluster: server.ClusterOpts{Name: o.ClusterName, Host: chost, Port: cport},
-		Routes:  server.RoutesFromStr(strings.Join(o.Routes, ",")),
-	}
-	s, err := server.NewServer(opts)
-	if err != nil {
-		return nil, fmt.Errorf("node %s: %w", o.Name, err)
-	}
-	if o.Logf != nil {
-		s.SetLoggerV2(nodeLogger(o.Logf), false, false, false)
-	}
-	s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		s.Shutdown()
-		return nil, fmt.Errorf("node %s: not ready for connections", o.Name)
-	}
-	return &node{s: s}, nil
-}
-
-// ClientURL returns the URL clients connect to.
-func (n *node) ClientURL() string { return n.s.ClientURL() }
-
-// Shutdown stops the node.
-func (n *node) Shutdown() {
-	n.s.Shutdown()
-	n.s.WaitForShutdown()
-}
-
-func splitAddr(addr string) (string, int, error) {
-	host, p, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "", 0, err
-	}
-	port, err := strconv.Atoi(p)
-	return host, port, err
-}
-
-// nodeLogger writes a server's log through Logf.
-type nodeLogger func(format string, args ...any)
-
-func (l nodeLogger) Noticef(format string, v ...any) { l(format, v...) }
-func (l nodeLogger) Warnf(format string, v ...any)   { l("warning: "+format, v...) }
-func (l nodeLogger) Fatalf(format string, v ...any)  { l("fatal: "+format, v...) }
-func (l nodeLogger) Errorf(format string, v ...any)  { l("error: "+format, v...) }
-func (l nodeLogger) Debugf(format string, v ...any)  { l(format, v...) }
-func (l nodeLogger) Tracef(format string, v ...any)  { l(format, v...) }
 
 // TestReadScaleStream checks the client of BenchmarkScale: each line's
 // raw event is counted once, a second one as a duplicate, one of a line
