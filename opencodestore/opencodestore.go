@@ -240,16 +240,22 @@ func FileSessions(dir string) ([]Session, error) {
 	}
 	var out []Session
 	for _, p := range infos {
-		s := Session{ID: strings.TrimSuffix(filepath.Base(p), ".json"), Path: p}
-		for _, f := range sessionFiles(dir, s.ID, p) {
-			if fi, err := os.Stat(f); err == nil && fi.ModTime().After(s.Updated) {
-				s.Updated = fi.ModTime().UTC()
-			}
-		}
-		out = append(out, s)
+		out = append(out, FileSession(dir, p))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
+}
+
+// FileSession returns the session of the JSON layout under dir whose info
+// file is at path (storage/session/<project>/<id>.json).
+func FileSession(dir, path string) Session {
+	s := Session{ID: strings.TrimSuffix(filepath.Base(path), ".json"), Path: path}
+	for _, f := range sessionFiles(dir, s.ID, path) {
+		if fi, err := os.Stat(f); err == nil && fi.ModTime().After(s.Updated) {
+			s.Updated = fi.ModTime().UTC()
+		}
+	}
+	return s
 }
 
 // sessionFiles returns the files of a session in the JSON layout: its
