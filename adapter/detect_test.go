@@ -26,6 +26,7 @@ var recordings = map[string][]string{
 	"codex-rollout":    {"codex/testdata/rollout/*.jsonl"},
 	"gemini-chat":      {"gemini/testdata/chats/*.jsonl"},
 	"opencode-storage": {"opencode/testdata/storage/*.jsonl"},
+	"qwen-chat":        {"gemini/testdata/qwenchat/*.jsonl"},
 	"kimi-json":        {"kimi/testdata/*.jsonl"},
 	"pi-json":          {"pi/testdata/*.jsonl"},
 }
