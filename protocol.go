@@ -77,6 +77,7 @@ var protocols = []Protocol{
 	{Name: "codex-rollout", Harness: "codex", Description: "Codex's session rollout files (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl), for import", ExplicitTurns: true},
 	{Name: "opencode-storage", Harness: "opencode", Description: "opencode's stored sessions (opencode.db, or the older storage/ JSON files), one record a line, for import", ExplicitTurns: true},
 	{Name: "qwen-chat", Harness: "qwen-code", Description: "Qwen Code's chat files (~/.qwen/projects/*/chats/*.jsonl), for import", ExplicitTurns: true},
+	{Name: "droid-session", Harness: "droid", Description: "Factory Droid's session files (~/.factory/sessions/*/*.jsonl, with the settings file beside each), for import", ExplicitTurns: true},
 	{Name: "gemini-chat", Harness: "gemini-cli", Description: "Gemini CLI's chat files (~/.gemini/tmp/*/chats/*.json or .jsonl), for import", ExplicitTurns: true},
 	{Name: "kimi-json", Harness: "kimi", Description: "Kimi CLI `kimi --print --output-format stream-json`",
 		Flags: []string{"--print", "--output-format", "stream-json"}, Prompt: PromptStdin},

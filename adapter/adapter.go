@@ -76,6 +76,7 @@ func All() []Adapter {
 		{Protocol: get("codex-rollout"), New: func() agentstream.Decoder { return codex.NewRolloutDecoder() }, Claims: codex.ClaimsRollout, Deliberate: codex.RolloutDeliberate, Folded: codex.RolloutFolded},
 		{Protocol: get("opencode-storage"), New: func() agentstream.Decoder { return opencode.NewStorageDecoder() }, Claims: opencode.ClaimsStorage, Deliberate: opencode.StorageDeliberate, Folded: opencode.StorageFolded},
 		{Protocol: get("qwen-chat"), New: func() agentstream.Decoder { return gemini.NewQwenChatDecoder() }, Claims: gemini.ClaimsQwenChat, Deliberate: gemini.QwenChatDeliberate, Folded: gemini.QwenChatFolded},
+		{Protocol: get("droid-session"), New: func() agentstream.Decoder { return droid.NewSessionDecoder() }, Claims: droid.ClaimsSession, Deliberate: droid.SessionDeliberate, Folded: droid.SessionFolded},
 		{Protocol: get("gemini-chat"), New: func() agentstream.Decoder { return gemini.NewChatDecoder() }, Claims: gemini.ClaimsChat, Deliberate: gemini.ChatDeliberate},
 		{Protocol: get("kimi-json"), New: func() agentstream.Decoder { return kimi.NewDecoder() }, Claims: kimi.Claims},
 		{Protocol: get("pi-json"), New: func() agentstream.Decoder { return pi.NewDecoder() }, Claims: pi.Claims, Folded: pi.Folded},

@@ -27,6 +27,7 @@ var recordings = map[string][]string{
 	"gemini-chat":      {"gemini/testdata/chats/*.jsonl"},
 	"opencode-storage": {"opencode/testdata/storage/*.jsonl"},
 	"qwen-chat":        {"gemini/testdata/qwenchat/*.jsonl"},
+	"droid-session":    {"droid/testdata/session/*.jsonl"},
 	"kimi-json":        {"kimi/testdata/*.jsonl"},
 	"pi-json":          {"pi/testdata/*.jsonl"},
 }
