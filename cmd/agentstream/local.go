@@ -37,16 +37,17 @@ $HOME and imports them, each file a session:
                parts' files (a session the database holds is read from
                it alone); each session read as its records, one a line
                (protocol opencode-storage)
-
-The files of qwen-code (~/.qwen/projects/*/chats) and droid
-(~/.factory/sessions) are counted and named, not imported: no adapter
-reads those formats yet.
+  qwen-code    ~/.qwen/projects/*/chats/*.jsonl (protocol qwen-chat)
+  droid        ~/.factory/sessions/*/*.jsonl, each read with the settings
+               file beside it (<session>.settings.json, its token totals)
+               as one last line (protocol droid-session)
 
 A file's session id comes from its harness and absolute path, and the
 session keeps the file's path and the SHA-256 of what was read of it as the
 labels import.path and import.sha256; a session of opencode's database
 takes its id from the database's path and opencode's session id, kept as
-the label import.key, and its SHA-256 is that of its records. A file imported before is skipped when
+the label import.key, and its SHA-256 is that of its records (a droid
+session's, of its lines and settings). A file imported before is skipped when
 its content is unchanged, and read again when it changed (a transcript that
 grew): its session is replaced by one of the same id. Only complete lines
 are read: a file being written is read up to its last newline (a .json
@@ -69,8 +70,6 @@ type localSource struct {
 	// find returns the harness's session files, given how to read the
 	// environment and $HOME.
 	find func(getenv func(string) string, home string) []string
-	// unread, when set, says why the files are counted, not imported.
-	unread string
 	// whole, when set, tells the files that are one document, written
 	// whole each time (Gemini CLI's older .json chats): they are read to
 	// their end, newline or not.
@@ -133,7 +132,6 @@ func localSources() []localSource {
 			return false
 		}
 	}
-	const noAdapter = "no adapter reads this format yet"
 	return []localSource{
 		{harness: "claude-code", protocol: "claude-json", find: func(getenv func(string) string, home string) []string {
 			dirs := dir(getenv, "CLAUDE_CONFIG_DIR", home, ".claude")
@@ -167,12 +165,12 @@ func localSources() []localSource {
 		{harness: "gemini-cli", protocol: "gemini-chat", find: func(getenv func(string) string, home string) []string {
 			return walk([]string{filepath.Join(home, ".gemini", "tmp")}, anyOf(match("*/chats/*.json"), match("*/chats/*.jsonl")))
 		}, whole: func(p string) bool { return strings.HasSuffix(p, ".json") }},
-		{harness: "qwen-code", unread: noAdapter, find: func(getenv func(string) string, home string) []string {
+		{harness: "qwen-code", protocol: "qwen-chat", find: func(getenv func(string) string, home string) []string {
 			return walk([]string{filepath.Join(home, ".qwen", "projects")}, match("*/chats/*.jsonl"))
 		}},
-		{harness: "droid", unread: noAdapter, find: func(getenv func(string) string, home string) []string {
+		{harness: "droid", protocol: "droid-session", find: func(getenv func(string) string, home string) []string {
 			return walk([]string{filepath.Join(home, ".factory", "sessions")}, match("*/*.jsonl"))
-		}},
+		}, records: droidRecords},
 		{harness: "opencode", protocol: "opencode-storage", find: func(getenv func(string) string, home string) []string {
 			data := getenv("XDG_DATA_HOME")
 			if data == "" {
@@ -235,7 +233,7 @@ func importLocal(ctx context.Context, e *env, st sessionStore, o localOptions) i
 		fmt.Fprintf(e.stderr, "agentstream import: --local: unknown --harness %q (one of %s)\n", o.harness, strings.Join(names, ", "))
 		return exitUsage
 	}
-	sc := &localScan{told: map[string]bool{}, failed: map[string]string{}}
+	sc := &localScan{failed: map[string]string{}}
 	for {
 		code := scanLocal(ctx, e, st, srcs, home, o, sc)
 		if o.watch && (code == exitAborted || ctx.Err() != nil) {
@@ -255,8 +253,6 @@ func importLocal(ctx context.Context, e *env, st sessionStore, o localOptions) i
 
 // localScan is what one look of --watch remembers for the next.
 type localScan struct {
-	// told holds the harnesses whose unread files were named already.
-	told map[string]bool
 	// failed holds the SHA-256 of each file whose import failed, so
 	// that it is tried again only once it changed.
 	failed map[string]string
@@ -270,19 +266,6 @@ func scanLocal(ctx context.Context, e *env, st sessionStore, srcs []localSource,
 	for _, src := range srcs {
 		paths := src.find(e.getenv, home)
 		sort.Strings(paths)
-		if src.unread != "" {
-			if o.harness != "" {
-				// Asked for by name: an error, files or none.
-				fmt.Fprintf(e.stderr, "agentstream import: %s: %d session files, not imported: %s\n", src.harness, len(paths), src.unread)
-				return exitError
-			}
-			if len(paths) > 0 && !sc.told[src.harness] {
-				sc.told[src.harness] = true
-				fmt.Fprintf(e.stderr, "agentstream import: %s: %d session files (as %s), not imported: %s\n",
-					src.harness, len(paths), paths[0], src.unread)
-			}
-			continue
-		}
 		for _, p := range paths {
 			if ctx.Err() != nil {
 				return exitAborted
