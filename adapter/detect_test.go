@@ -13,20 +13,23 @@ import (
 // kept in the test data of the adapter package that reads them: fixtures
 // with goldens, and recordings without goldens under corpus/.
 var recordings = map[string][]string{
-	"claude-json":   {"claude/testdata/*.jsonl", "claude/testdata/corpus/*.jsonl"},
-	"qwen-json":     {"claude/testdata/qwen/*.jsonl"},
-	"amp-json":      {"claude/testdata/amp/*.jsonl"},
-	"codex-json":    {"codex/testdata/*.jsonl"},
-	"gemini-json":   {"gemini/testdata/*.jsonl"},
-	"opencode-json": {"opencode/testdata/*.jsonl"},
-	"cursor-json":   {"cursor/testdata/*.jsonl"},
-	"copilot-json":  {"copilot/testdata/*.jsonl"},
-	"droid-json":    {"droid/testdata/*.jsonl"},
-	"acp":           {"acp/testdata/*.jsonl"},
-	"codex-rollout": {"codex/testdata/rollout/*.jsonl"},
-	"gemini-chat":   {"gemini/testdata/chats/*.jsonl"},
-	"kimi-json":     {"kimi/testdata/*.jsonl"},
-	"pi-json":       {"pi/testdata/*.jsonl"},
+	"claude-json":      {"claude/testdata/*.jsonl", "claude/testdata/corpus/*.jsonl"},
+	"qwen-json":        {"claude/testdata/qwen/*.jsonl"},
+	"amp-json":         {"claude/testdata/amp/*.jsonl"},
+	"codex-json":       {"codex/testdata/*.jsonl"},
+	"gemini-json":      {"gemini/testdata/*.jsonl"},
+	"opencode-json":    {"opencode/testdata/*.jsonl"},
+	"cursor-json":      {"cursor/testdata/*.jsonl"},
+	"copilot-json":     {"copilot/testdata/*.jsonl"},
+	"droid-json":       {"droid/testdata/*.jsonl"},
+	"acp":              {"acp/testdata/*.jsonl"},
+	"codex-rollout":    {"codex/testdata/rollout/*.jsonl"},
+	"gemini-chat":      {"gemini/testdata/chats/*.jsonl"},
+	"opencode-storage": {"opencode/testdata/storage/*.jsonl"},
+	"qwen-chat":        {"gemini/testdata/qwenchat/*.jsonl"},
+	"droid-session":    {"droid/testdata/session/*.jsonl"},
+	"kimi-json":        {"kimi/testdata/*.jsonl"},
+	"pi-json":          {"pi/testdata/*.jsonl"},
 }
 
 // undetectable are recordings that hold no line of their dialect.

@@ -20,20 +20,21 @@ var updateDocs = flag.Bool("update-docs", false, "rewrite the generated table of
 // harnessNotes says, per protocol, how the harness reports usage and what is
 // known to be missing. The event types come from running the adapter.
 var harnessNotes = map[string][2]string{
-	"claude-json":   {"per call on assistant lines (once per message id; with partial messages the final `message_delta` figures), the process's running total with cost on `result`", "subagent text needs `--forward-subagent-text`; its own title only via the transcript probe (else the first prompt)"},
-	"qwen-json":     {"per call, on one of the lines of a response (the others report zeros), input including cache reads (converted); total on `result`", "no cost"},
-	"amp-json":      {"per message, Anthropic-shaped, as Claude", "`result` carries no usage or cost"},
-	"codex-json":    {"the thread's running total on `turn.completed` (session, input converted to non-cached); legacy streams: per request and total on `token_count`", "no per-call usage in `exec --json`; no cost"},
-	"gemini-json":   {"one total per process on `result.stats` (session), input including cache (split)", "thinking tokens are not in the output count; no cost"},
-	"opencode-json": {"per step on `step_finish` (call) with cost", "`step_finish` can be lost at exit: the runner then ends the session"},
-	"cursor-json":   {"one total per run on `result.usage` (session); none in 2025 builds", "failures may print only to stderr; no cost"},
-	"copilot-json":  {"output tokens per message (call, input unknown); premium requests per run (session)", "no input or cache tokens; auth failures are plain text"},
-	"droid-json":    {"one aggregate per run on `completion.usage` (session)", "no cost; older builds print no usage"},
-	"acp":           {"`usage_update`: context occupancy and cumulative cost (session, never summed); the prompt response's usage (session)", "tool names are ACP kinds; the runner speaks the handshake"},
-	"codex-rollout": {"per call (`last_token_usage`) and the thread's running total (`total_token_usage`) on `token_count`, input converted to non-cached", "a session file, read by `import`; the model comes in `session.updated`; `apply_patch` changes only from the patch (no lab recording yet); no cost"},
-	"gemini-chat":   {"per call on each model message's `tokens` (once per message id), input less cached plus the tool-use prompt, output with the thoughts", "a session file, read by `import`; no version or cwd in it; the model comes in `session.updated`; no cost"},
-	"kimi-json":     {"none on stdout", "only documentation examples recorded; no end line (the runner ends the session)"},
-	"pi-json":       {"per call on each assistant `message_end`, with cost", "only hand-built recordings; the model only on usage"},
+	"claude-json":      {"per call on assistant lines (once per message id; with partial messages the final `message_delta` figures), the process's running total with cost on `result`", "subagent text needs `--forward-subagent-text`; its own title only via the transcript probe (else the first prompt)"},
+	"qwen-json":        {"per call, on one of the lines of a response (the others report zeros), input including cache reads (converted); total on `result`", "no cost"},
+	"amp-json":         {"per message, Anthropic-shaped, as Claude", "`result` carries no usage or cost"},
+	"codex-json":       {"the thread's running total on `turn.completed` (session, input converted to non-cached); legacy streams: per request and total on `token_count`", "no per-call usage in `exec --json`; no cost"},
+	"gemini-json":      {"one total per process on `result.stats` (session), input including cache (split)", "thinking tokens are not in the output count; no cost"},
+	"opencode-json":    {"per step on `step_finish` (call) with cost", "`step_finish` can be lost at exit: the runner then ends the session"},
+	"cursor-json":      {"one total per run on `result.usage` (session); none in 2025 builds", "failures may print only to stderr; no cost"},
+	"copilot-json":     {"output tokens per message (call, input unknown); premium requests per run (session)", "no input or cache tokens; auth failures are plain text"},
+	"droid-json":       {"one aggregate per run on `completion.usage` (session)", "no cost; older builds print no usage"},
+	"acp":              {"`usage_update`: context occupancy and cumulative cost (session, never summed); the prompt response's usage (session)", "tool names are ACP kinds; the runner speaks the handshake"},
+	"codex-rollout":    {"per call (`last_token_usage`) and the thread's running total (`total_token_usage`) on `token_count`, input converted to non-cached", "a session file, read by `import`; the model comes in `session.updated`; `apply_patch` changes only from the patch (no lab recording yet); no cost"},
+	"gemini-chat":      {"per call on each model message's `tokens` (once per message id), input less cached plus the tool-use prompt, output with the thoughts", "a session file, read by `import`; no version or cwd in it; the model comes in `session.updated`; no cost"},
+	"opencode-storage": {"per step on each `step-finish` part (call) with cost, once per part id", "a session's records in opencode's database or its older JSON files, read by `import --local`; the older files' layout has no lab recording"},
+	"kimi-json":        {"none on stdout", "only documentation examples recorded; no end line (the runner ends the session)"},
+	"pi-json":          {"per call on each assistant `message_end`, with cost", "only hand-built recordings; the model only on usage"},
 }
 
 // TestHarnessDoc keeps the table of docs/harnesses.md in step with the

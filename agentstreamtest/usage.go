@@ -39,10 +39,11 @@ func UsageRecordings(root string) ([]string, error) {
 			rel, _ := filepath.Rel(root, p)
 			if d.IsDir() {
 				// Qwen Code's and Amp's recordings, which the Claude
-				// adapter also reads, are other harnesses; goldens are
-				// events, not recordings.
+				// adapter also reads, and Qwen Code's chats beside Gemini
+				// CLI's, are other harnesses; goldens are events, not
+				// recordings.
 				switch d.Name() {
-				case "qwen", "amp", "golden":
+				case "qwen", "amp", "qwenchat", "golden":
 					return filepath.SkipDir
 				}
 				return nil

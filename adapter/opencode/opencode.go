@@ -270,29 +270,7 @@ func (d *Decoder) stepFinish(dst []agentstream.Event, part *partOf) []agentstrea
 	// A step-finish part printed twice in a row is one model call.
 	if partID := fields.Str(part.id); partID == "" || partID != d.lastStep {
 		d.lastStep = partID
-		t := parseTokens(part.tokens)
-		u := &agentstream.Usage{
-			Scope:               agentstream.ScopeCall,
-			InputTokens:         t.in,
-			OutputTokens:        t.out,
-			CacheReadTokens:     t.cacheRead,
-			CacheCreationTokens: t.cacheWrite,
-			ReasoningTokens:     t.reasoning,
-			MessageID:           fields.Str(part.messageID),
-			CostUSD:             fields.Float(part.cost),
-		}
-		// opencode counts reasoning apart from output; the format's
-		// output includes it.
-		if t.out != nil && t.reasoning != nil {
-			u.OutputTokens = new(*t.out + *t.reasoning)
-		} else if t.out == nil {
-			u.OutputTokens = t.reasoning
-		}
-		u.ClearUnpricedCost()
-		if !u.IsZero() || (u.CostUSD != nil && *u.CostUSD != 0) {
-			u.ContextTokens = u.CallContext()
-			dst = append(dst, agentstream.E(u))
-		}
+		dst = d.stepUsage(dst, part)
 	}
 	switch string(fields.Unquoted(part.reason)) {
 	case "", "tool-calls", "unknown":
@@ -307,6 +285,35 @@ func (d *Decoder) stepFinish(dst []agentstream.Event, part *partOf) []agentstrea
 		status = agentstream.StatusFailed
 	}
 	return d.end(dst, status, r)
+}
+
+// stepUsage maps a step-finish part's tokens and cost as call usage, unless
+// all are zero.
+func (d *Decoder) stepUsage(dst []agentstream.Event, part *partOf) []agentstream.Event {
+	t := parseTokens(part.tokens)
+	u := &agentstream.Usage{
+		Scope:               agentstream.ScopeCall,
+		InputTokens:         t.in,
+		OutputTokens:        t.out,
+		CacheReadTokens:     t.cacheRead,
+		CacheCreationTokens: t.cacheWrite,
+		ReasoningTokens:     t.reasoning,
+		MessageID:           fields.Str(part.messageID),
+		CostUSD:             fields.Float(part.cost),
+	}
+	// opencode counts reasoning apart from output; the format's
+	// output includes it.
+	if t.out != nil && t.reasoning != nil {
+		u.OutputTokens = new(*t.out + *t.reasoning)
+	} else if t.out == nil {
+		u.OutputTokens = t.reasoning
+	}
+	u.ClearUnpricedCost()
+	if !u.IsZero() || (u.CostUSD != nil && *u.CostUSD != 0) {
+		u.ContextTokens = u.CallContext()
+		dst = append(dst, agentstream.E(u))
+	}
+	return dst
 }
 
 // end emits turn.ended and session.ended: opencode's run is one turn.

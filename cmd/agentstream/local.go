@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -30,21 +31,31 @@ $HOME and imports them, each file a session:
                sessions/YYYY/MM/DD/rollout-*.jsonl (protocol codex-rollout)
   gemini-cli   ~/.gemini/tmp/*/chats/*.jsonl, and the older builds' one
                JSON document a chat, *.json (protocol gemini-chat)
-
-The files of qwen-code (~/.qwen/projects/*/chats), droid
-(~/.factory/sessions) and opencode (~/.local/share/opencode) are counted
-and named, not imported: no adapter reads those formats yet.
+  opencode     $XDG_DATA_HOME/opencode or ~/.local/share/opencode: every
+               session of opencode.db (opened read-only), and the older
+               builds' storage/session/*/*.json with their messages' and
+               parts' files (a session the database holds is read from
+               it alone); each session read as its records, one a line
+               (protocol opencode-storage)
+  qwen-code    ~/.qwen/projects/*/chats/*.jsonl (protocol qwen-chat)
+  droid        ~/.factory/sessions/*/*.jsonl, each read with the settings
+               file beside it (<session>.settings.json, its token totals)
+               as one last line (protocol droid-session)
 
 A file's session id comes from its harness and absolute path, and the
 session keeps the file's path and the SHA-256 of what was read of it as the
-labels import.path and import.sha256. A file imported before is skipped when
+labels import.path and import.sha256; a session of opencode's database
+takes its id from the database's path and opencode's session id, kept as
+the label import.key, and its SHA-256 is that of its records (a droid
+session's, of its lines and settings). A file imported before is skipped when
 its content is unchanged, and read again when it changed (a transcript that
 grew): its session is replaced by one of the same id. Only complete lines
 are read: a file being written is read up to its last newline (a .json
 chat, rewritten whole, to its end).
 
 It prints a line for each file it stores (the session id, the harness,
-"imported" or "updated", and the path) and a count on stderr; on a
+"imported" or "updated", and the path, with "#" and the session's key
+after a database's) and a count on stderr; on a
 terminal, its progress on stderr. A file it cannot read or import is named
 on stderr, and the exit status is then 1.
 
@@ -59,12 +70,24 @@ type localSource struct {
 	// find returns the harness's session files, given how to read the
 	// environment and $HOME.
 	find func(getenv func(string) string, home string) []string
-	// unread, when set, says why the files are counted, not imported.
-	unread string
 	// whole, when set, tells the files that are one document, written
 	// whole each time (Gemini CLI's older .json chats): they are read to
 	// their end, newline or not.
 	whole func(path string) bool
+	// records, when set, reads the sessions a file found holds (opencode's
+	// database, many; one of its older session files, with the files of
+	// its messages and parts), each as the lines its protocol reads, in
+	// place of the file's own bytes.
+	records func(ctx context.Context, path string) ([]localRecord, error)
+}
+
+// A localRecord is one session a file holds, as its protocol's lines.
+type localRecord struct {
+	// key names the session within the file (opencode's session id);
+	// empty for a file that is one session.
+	key  string
+	body []byte
+	mod  time.Time
 }
 
 // localSources returns the places --local looks, in order.
@@ -109,7 +132,6 @@ func localSources() []localSource {
 			return false
 		}
 	}
-	const noAdapter = "no adapter reads this format yet"
 	return []localSource{
 		{harness: "claude-code", protocol: "claude-json", find: func(getenv func(string) string, home string) []string {
 			dirs := dir(getenv, "CLAUDE_CONFIG_DIR", home, ".claude")
@@ -143,19 +165,19 @@ func localSources() []localSource {
 		{harness: "gemini-cli", protocol: "gemini-chat", find: func(getenv func(string) string, home string) []string {
 			return walk([]string{filepath.Join(home, ".gemini", "tmp")}, anyOf(match("*/chats/*.json"), match("*/chats/*.jsonl")))
 		}, whole: func(p string) bool { return strings.HasSuffix(p, ".json") }},
-		{harness: "qwen-code", unread: noAdapter, find: func(getenv func(string) string, home string) []string {
+		{harness: "qwen-code", protocol: "qwen-chat", find: func(getenv func(string) string, home string) []string {
 			return walk([]string{filepath.Join(home, ".qwen", "projects")}, match("*/chats/*.jsonl"))
 		}},
-		{harness: "droid", unread: noAdapter, find: func(getenv func(string) string, home string) []string {
+		{harness: "droid", protocol: "droid-session", find: func(getenv func(string) string, home string) []string {
 			return walk([]string{filepath.Join(home, ".factory", "sessions")}, match("*/*.jsonl"))
-		}},
-		{harness: "opencode", unread: noAdapter, find: func(getenv func(string) string, home string) []string {
+		}, records: droidRecords},
+		{harness: "opencode", protocol: "opencode-storage", find: func(getenv func(string) string, home string) []string {
 			data := getenv("XDG_DATA_HOME")
 			if data == "" {
 				data = filepath.Join(home, ".local", "share")
 			}
 			return walk([]string{filepath.Join(data, "opencode")}, anyOf(match("opencode.db"), match("storage/session/*/*.json")))
-		}},
+		}, records: opencodeRecords},
 	}
 }
 
@@ -173,9 +195,13 @@ type localFile struct {
 	src  localSource
 	path string
 	id   string
-	sum  string // the hex SHA-256 of the file's first size bytes
+	sum  string // the hex SHA-256 of the file's first size bytes (or of body)
 	size int64  // up to the last newline
 	mod  time.Time
+	// key and body are the session's, when the file holds sessions
+	// read as records (see localSource.records).
+	key  string
+	body []byte
 	// replace is true when a session of the file's id holds other content.
 	replace bool
 }
@@ -207,7 +233,7 @@ func importLocal(ctx context.Context, e *env, st sessionStore, o localOptions) i
 		fmt.Fprintf(e.stderr, "agentstream import: --local: unknown --harness %q (one of %s)\n", o.harness, strings.Join(names, ", "))
 		return exitUsage
 	}
-	sc := &localScan{told: map[string]bool{}, failed: map[string]string{}}
+	sc := &localScan{failed: map[string]string{}}
 	for {
 		code := scanLocal(ctx, e, st, srcs, home, o, sc)
 		if o.watch && (code == exitAborted || ctx.Err() != nil) {
@@ -227,8 +253,6 @@ func importLocal(ctx context.Context, e *env, st sessionStore, o localOptions) i
 
 // localScan is what one look of --watch remembers for the next.
 type localScan struct {
-	// told holds the harnesses whose unread files were named already.
-	told map[string]bool
 	// failed holds the SHA-256 of each file whose import failed, so
 	// that it is tried again only once it changed.
 	failed map[string]string
@@ -242,19 +266,6 @@ func scanLocal(ctx context.Context, e *env, st sessionStore, srcs []localSource,
 	for _, src := range srcs {
 		paths := src.find(e.getenv, home)
 		sort.Strings(paths)
-		if src.unread != "" {
-			if o.harness != "" {
-				// Asked for by name: an error, files or none.
-				fmt.Fprintf(e.stderr, "agentstream import: %s: %d session files, not imported: %s\n", src.harness, len(paths), src.unread)
-				return exitError
-			}
-			if len(paths) > 0 && !sc.told[src.harness] {
-				sc.told[src.harness] = true
-				fmt.Fprintf(e.stderr, "agentstream import: %s: %d session files (as %s), not imported: %s\n",
-					src.harness, len(paths), paths[0], src.unread)
-			}
-			continue
-		}
 		for _, p := range paths {
 			if ctx.Err() != nil {
 				return exitAborted
@@ -263,18 +274,29 @@ func scanLocal(ctx context.Context, e *env, st sessionStore, srcs []localSource,
 			if err != nil {
 				abs = p
 			}
-			f, err := localLook(ctx, st, src, abs, o.since)
-			switch {
-			case err != nil:
+			var fs []*localFile
+			if src.records != nil {
+				fs, err = localLookRecords(ctx, st, src, abs, o.since)
+			} else {
+				var f *localFile
+				f, err = localLook(ctx, st, src, abs, o.since)
+				fs = append(fs, f)
+			}
+			if err != nil {
 				fmt.Fprintf(e.stderr, "agentstream import: %s: %v\n", abs, err)
 				failed++
-			case f == nil:
-				same++
-			case sc.failed[f.path] == f.sum:
-				// Failed before, unchanged since: said already.
-			default:
-				todo = append(todo, *f)
-				total += f.size
+				continue
+			}
+			for _, f := range fs {
+				switch {
+				case f == nil:
+					same++
+				case sc.failed[f.name()] == f.sum:
+					// Failed before, unchanged since: said already.
+				default:
+					todo = append(todo, *f)
+					total += f.size
+				}
 			}
 		}
 	}
@@ -288,8 +310,8 @@ func scanLocal(ctx context.Context, e *env, st sessionStore, srcs []localSource,
 				fmt.Fprintf(e.stderr, "agentstream import: --local: interrupted after %d of %d files\n", imported, len(todo))
 				return exitAborted
 			}
-			fmt.Fprintf(e.stderr, "agentstream import: %s: %v\n", f.path, err)
-			sc.failed[f.path] = f.sum
+			fmt.Fprintf(e.stderr, "agentstream import: %s: %v\n", f.name(), err)
+			sc.failed[f.name()] = f.sum
 			failed++
 			continue
 		}
@@ -298,7 +320,7 @@ func scanLocal(ctx context.Context, e *env, st sessionStore, srcs []localSource,
 		if f.replace {
 			verb = "updated"
 		}
-		fmt.Fprintf(e.stdout, "%s\t%s\t%s\t%s\n", f.id, f.src.harness, verb, f.path)
+		fmt.Fprintf(e.stdout, "%s\t%s\t%s\t%s\n", f.id, f.src.harness, verb, f.name())
 	}
 	if len(todo) > 0 {
 		pr.finish()
@@ -341,6 +363,45 @@ func localLook(ctx context.Context, st sessionStore, src localSource, path strin
 		return nil, err
 	}
 	f := &localFile{src: src, path: path, id: localID(src.harness, path), sum: hex.EncodeToString(h.Sum(nil)), size: size, mod: fi.ModTime()}
+	return localKnown(ctx, st, f)
+}
+
+// name is how the file's session is named: its path, and the session's
+// key within the file after a '#'.
+func (f *localFile) name() string {
+	if f.key == "" {
+		return f.path
+	}
+	return f.path + "#" + f.key
+}
+
+// localLookRecords returns what to do with each session the file at path
+// holds, read as records: nil for one whose session holds its records
+// already or that changed last before since.
+func localLookRecords(ctx context.Context, st sessionStore, src localSource, path string, since time.Time) ([]*localFile, error) {
+	recs, err := src.records(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	var out []*localFile
+	for _, r := range recs {
+		if len(r.body) == 0 || !since.IsZero() && r.mod.Before(since) {
+			continue
+		}
+		sum := sha256.Sum256(r.body)
+		f := &localFile{src: src, path: path, key: r.key, body: r.body, sum: hex.EncodeToString(sum[:]), size: int64(len(r.body)), mod: r.mod}
+		f.id = localID(src.harness, f.name())
+		if f, err = localKnown(ctx, st, f); err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// localKnown returns f, marked to replace its session when one of its id
+// holds other content, or nil when its session holds its content already.
+func localKnown(ctx context.Context, st sessionStore, f *localFile) (*localFile, error) {
 	sess, err := st.Session(ctx, f.id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -376,11 +437,17 @@ func completeLines(f io.ReaderAt, size int64) (int64, error) {
 
 // importLocalFile stores (or stores again) one file's session.
 func importLocalFile(ctx context.Context, st sessionStore, f localFile, o localOptions, pr *progress) error {
-	fh, err := os.Open(f.path)
-	if err != nil {
-		return err
+	var r io.ReadSeeker
+	if f.body != nil {
+		r = bytes.NewReader(f.body)
+	} else {
+		fh, err := os.Open(f.path)
+		if err != nil {
+			return err
+		}
+		defer fh.Close()
+		r = io.NewSectionReader(fh, 0, f.size)
 	}
-	defer fh.Close()
 	if f.replace {
 		if err := st.DeleteSession(ctx, f.id); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
@@ -391,7 +458,10 @@ func importLocalFile(ctx context.Context, st sessionStore, f localFile, o localO
 		labels:   map[string]string{"import.path": f.path, "import.sha256": f.sum},
 		progress: pr,
 	}
-	if _, _, err := importSeekable(ctx, st, io.NewSectionReader(fh, 0, f.size), opts); err != nil {
+	if f.key != "" {
+		opts.labels["import.key"] = f.key
+	}
+	if _, _, err := importSeekable(ctx, st, r, opts); err != nil {
 		// A session cut short is no reading of the file: the next scan
 		// reads it again.
 		st.DeleteSession(context.WithoutCancel(ctx), f.id)

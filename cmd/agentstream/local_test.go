@@ -163,8 +163,7 @@ func localEnv(home string, extra ...string) []string {
 // TestImportLocal: import --local imports every transcript under
 // ~/.claude/projects once, with its own title and each model call's tokens
 // once; again, nothing; a transcript that grew replaces its session, under
-// the same id; a line still being written waits; --since skips old files;
-// a harness whose files no adapter reads is named, not imported.
+// the same id; a line still being written waits; --since skips old files.
 func TestImportLocal(t *testing.T) {
 	home := claudeHome(t)
 	localHome(t, home)
@@ -282,17 +281,6 @@ func TestImportLocal(t *testing.T) {
 		t.Errorf("--since 60d imported %q, want %s", out, old)
 	}
 
-	// Qwen Code's chats: named, not imported; asked for alone, an error.
-	chat := filepath.Join(home, ".qwen", "projects", "-home-u", "chats", "x.jsonl")
-	os.MkdirAll(filepath.Dir(chat), 0o755)
-	os.WriteFile(chat, []byte(`{"type":"user"}`+"\n"), 0o644)
-	_, stderr, code = runCLI(t, "", "import", "--local", "--db", db)
-	if code != exitOK || !strings.Contains(stderr, "qwen-code: 1 session files") || !strings.Contains(stderr, chat) {
-		t.Errorf("with a Qwen chat: exit %d, stderr %q", code, stderr)
-	}
-	if _, _, code := runCLI(t, "", "import", "--local", "--harness", "qwen-code", "--db", db); code != exitError {
-		t.Errorf("--harness qwen-code: exit %d, want %d", code, exitError)
-	}
 	for _, args := range [][]string{
 		{"import", "--local", "--db", db, "x.jsonl"},
 		{"import", "--local", "--id", "s_x", "--db", db},
