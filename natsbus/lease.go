@@ -240,21 +240,36 @@ func (s *shared) balance(ctx context.Context) {
 			octx, cancel := op()
 			_ = h.l.release(octx)
 			cancel()
-			continue
 		default:
 		}
-		sent := time.Now()
-		octx, cancel := op()
-		err := h.l.renew(octx)
-		cancel()
-		if err != nil {
+	}
+	// The renewals go at once, so that a round takes one round trip
+	// whatever the partitions held.
+	type renewal struct {
+		p    int
+		sent time.Time
+		err  error
+	}
+	results := make(chan renewal, len(s.parts))
+	for p, h := range s.parts {
+		go func() {
+			sent := time.Now()
+			octx, cancel := op()
+			defer cancel()
+			results <- renewal{p, sent, h.l.renew(octx)}
+		}()
+	}
+	for range len(s.parts) {
+		r := <-results
+		h := s.parts[r.p]
+		if r.err != nil {
 			h.cancel()
-			delete(s.parts, p)
-			s.stopping[p] = h.done
-			s.c.opts.Logf("ingest from NATS: lease of partition %02d lost: %v", p, err)
+			delete(s.parts, r.p)
+			s.stopping[r.p] = h.done
+			s.c.opts.Logf("ingest from NATS: lease of partition %02d lost: %v", r.p, r.err)
 			continue
 		}
-		h.watch.Reset(grace - time.Since(sent))
+		h.watch.Reset(grace - time.Since(r.sent))
 	}
 	octx, cancel := op()
 	_, err := s.kv.Put(octx, nodePrefix+s.node, []byte(s.node))
@@ -264,7 +279,7 @@ func (s *shared) balance(ctx context.Context) {
 		s.setHeld()
 		return
 	}
-	live, err := s.liveNodes(ctx, period)
+	live, taken, err := s.survey(ctx, period)
 	if err != nil {
 		s.c.setStatus(err)
 		s.setHeld()
@@ -287,7 +302,7 @@ func (s *shared) balance(ctx context.Context) {
 	first := Partition(s.node)
 	for i := 0; i < Partitions && active < share; i++ {
 		p := (first + i) % Partitions
-		if s.parts[p] != nil || s.stopping[p] != nil {
+		if taken[p] || s.parts[p] != nil || s.stopping[p] != nil {
 			continue
 		}
 		sent := time.Now()
@@ -304,25 +319,38 @@ func (s *shared) balance(ctx context.Context) {
 	s.setHeld()
 }
 
-// liveNodes counts the nodes whose presence key is in the bucket, this one
-// included.
-func (s *shared) liveNodes(ctx context.Context, timeout time.Duration) (int, error) {
+// survey lists the bucket's keys: it returns how many nodes are live (have
+// their presence key), this one included, and which partitions some node
+// holds.
+func (s *shared) survey(ctx context.Context, timeout time.Duration) (int, [Partitions]bool, error) {
+	var taken [Partitions]bool
 	lctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	kl, err := s.kv.ListKeysFiltered(lctx, nodePrefix+">")
+	kl, err := s.kv.ListKeys(lctx)
 	if err != nil {
-		return 0, fmt.Errorf("natsbus: lease bucket: %w", err)
+		return 0, taken, fmt.Errorf("natsbus: lease bucket: %w", err)
 	}
 	defer kl.Stop()
 	n, self := 0, false
 	for k := range kl.Keys() {
-		n++
-		self = self || k == nodePrefix+s.node
+		if name, ok := strings.CutPrefix(k, nodePrefix); ok {
+			n++
+			self = self || name == s.node
+			continue
+		}
+		for p := range Partitions {
+			if k == partitionKey(p) {
+				taken[p] = true
+			}
+		}
+	}
+	if lctx.Err() != nil {
+		return 0, taken, fmt.Errorf("natsbus: lease bucket: %w", lctx.Err())
 	}
 	if !self {
 		n++
 	}
-	return n, nil
+	return n, taken, nil
 }
 
 // start starts taking partition p's messages under lease l, stopping
