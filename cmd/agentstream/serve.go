@@ -56,10 +56,15 @@ With --nats URL[,URL...], it also ingests the sessions that runners publish
 to NATS JetStream (run --nats): a durable consumer takes them, normalizes
 them and stores them, acknowledging each message only once the store
 committed it. NATS away is a state: serve goes on serving what its store
-holds, and GET /api/health says that ingest is paused. See docs/cluster.md.`
+holds, and GET /api/health says that ingest is paused. --ingest says how:
+all (one node takes every session; the default with a SQLite file) or
+shared (several serve processes share one store, PostgreSQL, the default
+with --db postgres://…: the sessions are spread over 16 partitions, and
+each node takes the partitions whose lease it holds in the NATS key-value
+bucket agentstream-leases). See docs/cluster.md.`
 
 func cmdServe(ctx context.Context, e *env, args []string) int {
-	fs := newFlags(e, "serve", "[--db PATH] [--addr 127.0.0.1:8377] [--token T] [--require-token] [--nats URL]", serveDoc)
+	fs := newFlags(e, "serve", "[--db PATH] [--addr 127.0.0.1:8377] [--token T] [--require-token] [--nats URL [--ingest all|shared]]", serveDoc)
 	db := dbFlag(fs)
 	addr := fs.String("addr", "127.0.0.1:8377", "the address to listen on")
 	token := fs.String("token", "", "the bearer token every request must carry (default $AGENTSTREAM_TOKEN)")
@@ -75,6 +80,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		return nil
 	})
 	natsURL := fs.String("nats", "", "ingest the sessions runners publish to NATS JetStream at `URL[,URL...]` (docs/cluster.md)")
+	ingestMode := fs.String("ingest", "", "with --nats, take `all` the sessions, or a share of them, `shared` with the other nodes of one store (default: shared with a PostgreSQL store, all otherwise)")
 	heartbeat := fs.Duration("heartbeat-timeout", 2*time.Minute, "end a remote session interrupted when its runner sends nothing for this long (0: never)")
 	pos, code, ok := parseArgs(fs, args)
 	if !ok {
@@ -86,6 +92,16 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	}
 	if *token == "" {
 		*token = e.getenv("AGENTSTREAM_TOKEN")
+	}
+	switch *ingestMode {
+	case "", "all", "shared":
+	default:
+		fmt.Fprintf(e.stderr, "agentstream serve: --ingest %q: want all or shared\n", *ingestMode)
+		return exitUsage
+	}
+	if *ingestMode != "" && *natsURL == "" {
+		fmt.Fprintln(e.stderr, "agentstream serve: --ingest needs --nats")
+		return exitUsage
 	}
 	if err := checkListenAddr(*addr, *token, *require); err != nil {
 		fmt.Fprintln(e.stderr, "agentstream serve:", err)
@@ -99,10 +115,15 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 			return exitUsage
 		}
 	}
-	fresh := false
+	fresh, shared := false, false
 	if path, err := dbPath(e, *db); err == nil && !postgres.IsURL(path) {
 		_, serr := os.Stat(path)
 		fresh = errors.Is(serr, os.ErrNotExist)
+	} else if err == nil {
+		shared = true
+	}
+	if *ingestMode != "" {
+		shared = *ingestMode == "shared"
 	}
 	st, where, err := openStore(ctx, e, *db)
 	if err != nil {
@@ -140,9 +161,17 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		// A runner publishing over NATS sends no heartbeat: its session
 		// ends with the end it publishes.
 		ing := api.NewIngester(st, api.Options{Redact: opts.Redact, HeartbeatTimeout: -1})
-		cons := natsbus.Consume(nc, ing, natsbus.ConsumerOptions{Logf: func(format string, args ...any) {
+		copts := natsbus.ConsumerOptions{Logf: func(format string, args ...any) {
 			fmt.Fprintf(e.stderr, "agentstream serve: "+format+"\n", args...)
-		}})
+		}}
+		mode := "all"
+		var cons *natsbus.Consumer
+		if shared {
+			mode = "shared"
+			cons = natsbus.ConsumeShared(nc, ing, copts, natsbus.LeaseOptions{})
+		} else {
+			cons = natsbus.Consume(nc, ing, copts)
+		}
 		defer cons.Stop()
 		opts.Health = func() any {
 			s := cons.Status()
@@ -150,7 +179,11 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 			if !s.Connected {
 				state = "paused"
 			}
-			return map[string]any{"transport": "nats", "state": state, "error": s.Error, "taken": s.Taken}
+			h := map[string]any{"transport": "nats", "mode": mode, "state": state, "error": s.Error, "taken": s.Taken}
+			if shared {
+				h["partitions"] = append([]int{}, s.Partitions...)
+			}
+			return h
 		}
 	}
 	srv := startServer(ctx, st, ln, opts, profiles, func(err error) { fmt.Fprintln(e.stderr, "agentstream serve:", err) })
