@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net"
 	"path/filepath"
 	"strings"
@@ -225,10 +226,17 @@ func TestSubject(t *testing.T) {
 			t.Errorf("SessionOf(%q) took it", subj)
 		}
 	}
-	// The partitions spread the ids.
+	// The partitions spread the ids, by the 32-bit FNV-1a hash of the id
+	// (docs/cluster.md): every node computes the same.
 	seen := map[int]bool{}
 	for i := range 200 {
-		seen[natsbus.Partition(fmt.Sprintf("s_%d", i))] = true
+		id := fmt.Sprintf("s_%d", i)
+		h := fnv.New32a()
+		h.Write([]byte(id))
+		if p := natsbus.Partition(id); p != int(h.Sum32()%natsbus.Partitions) {
+			t.Errorf("Partition(%q) = %d, want FNV-1a mod %d = %d", id, p, natsbus.Partitions, h.Sum32()%natsbus.Partitions)
+		}
+		seen[natsbus.Partition(id)] = true
 	}
 	if len(seen) != natsbus.Partitions {
 		t.Errorf("200 ids fall in %d partitions, want all %d", len(seen), natsbus.Partitions)
