@@ -225,10 +225,13 @@ func TestSharedIngest(t *testing.T) {
 			if len(lost) == 0 {
 				t.Fatal("n0 holds no partition")
 			}
+			stopped := time.Now()
 			nodes[0].nc.Close()
 			if crash == "process-died" {
 				nodes[0].st.Close()
 			}
+			held = waitPartitions(t, nodes[1:]...)
+			t.Logf("n0's partitions taken over %v after its stop", time.Since(stopped).Round(time.Millisecond))
 
 			wg.Wait()
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -238,6 +241,10 @@ func TestSharedIngest(t *testing.T) {
 					t.Fatalf("publish %s: %v", ids[i], err)
 				}
 			}
+			for i, id := range ids {
+				waitStored(t, nodes[2].st, id, len(want[i]), true)
+			}
+			t.Logf("every session stored %v after the stop", time.Since(stopped).Round(time.Millisecond))
 			held = waitPartitions(t, nodes[1:]...)
 			t.Logf("n0 held %v; after: %v", lost, held)
 			for _, p := range lost {

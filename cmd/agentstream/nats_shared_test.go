@@ -151,6 +151,7 @@ func TestServeSharedKilled(t *testing.T) {
 	if k := stored(); k == len(ids)*n {
 		t.Fatal("every line was stored before the kill: not mid-stream")
 	}
+	killed := time.Now()
 	nodes[0].cmd.Process.Signal(syscall.SIGKILL)
 	nodes[0].cmd.Wait()
 	wg.Wait()
@@ -162,6 +163,7 @@ func TestServeSharedKilled(t *testing.T) {
 		checkLines(t, natsStoredLines(st, id), n)
 		checkDenseSeq(t, st, id)
 	}
+	t.Logf("%d sessions of %d lines stored whole %v after the kill", len(ids), n, time.Since(killed).Round(time.Millisecond))
 	waitFor(t, 30*time.Second, "the survivor to hold every partition", func() bool {
 		return len(nodes[1].partitions(t)) == natsbus.Partitions
 	})
