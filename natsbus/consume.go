@@ -3,10 +3,14 @@ package natsbus
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -17,7 +21,8 @@ import (
 )
 
 // Ingester writes the sessions a Consumer receives to the store
-// (api.Ingester is one). Its methods are called from one goroutine; an
+// (api.Ingester is one). Its methods are called from one goroutine by
+// Consume, and from one goroutine per partition held by ConsumeShared; an
 // *api.IngestError says a request was refused, any other error that the
 // store failed. Lines must ignore lines it already has, so that a message
 // delivered again does no harm.
@@ -45,6 +50,8 @@ type ConsumerOptions struct {
 	Replicas int
 	// Logf, when set, is told of state changes and refused messages.
 	Logf func(format string, args ...any)
+
+	fetchWait time.Duration // how long a fetch waits for messages
 }
 
 // Status is whether a Consumer takes messages.
@@ -55,6 +62,9 @@ type Status struct {
 	Error string `json:"error,omitempty"`
 	// Taken counts the messages acknowledged since the start.
 	Taken int64 `json:"taken"`
+	// Partitions lists, in shared mode ([ConsumeShared]), the partitions
+	// whose lease this node holds and whose messages it takes.
+	Partitions []int `json:"partitions,omitempty"`
 }
 
 // Consumer takes the messages of the stream through a durable pull
@@ -72,22 +82,15 @@ type Consumer struct {
 
 	mu     sync.Mutex
 	status Status
+
+	obsMu sync.Mutex
+	obs   jetstream.ObjectStore // opened when a stub needs it
 }
 
-// Consume starts consuming over nc into ing, until Stop.
+// Consume starts consuming every session's messages over nc into ing,
+// until Stop.
 func Consume(nc *nats.Conn, ing Ingester, opts ConsumerOptions) *Consumer {
-	if opts.Durable == "" {
-		opts.Durable = "agentstream-ingest"
-	}
-	if opts.Batch <= 0 {
-		opts.Batch = 64
-	}
-	if opts.AckWait <= 0 {
-		opts.AckWait = 5 * time.Second
-	}
-	if opts.Logf == nil {
-		opts.Logf = func(string, ...any) {}
-	}
+	opts = opts.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Consumer{nc: nc, ing: ing, opts: opts, cancel: cancel, done: make(chan struct{})}
 	c.status.Error = "starting"
@@ -95,11 +98,31 @@ func Consume(nc *nats.Conn, ing Ingester, opts ConsumerOptions) *Consumer {
 	return c
 }
 
+func (o ConsumerOptions) withDefaults() ConsumerOptions {
+	if o.Durable == "" {
+		o.Durable = "agentstream-ingest"
+	}
+	if o.Batch <= 0 {
+		o.Batch = 64
+	}
+	if o.AckWait <= 0 {
+		o.AckWait = 5 * time.Second
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	if o.fetchWait <= 0 {
+		o.fetchWait = time.Second
+	}
+	return o
+}
+
 // Status returns where the consumer stands.
 func (c *Consumer) Status() Status {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.status
+	s.Partitions = slices.Clone(s.Partitions)
 	if s.Connected && !c.nc.IsConnected() {
 		s.Connected, s.Error = false, "NATS is away: "+c.nc.Status().String()
 	}
@@ -132,6 +155,19 @@ func (c *Consumer) setStatus(err error) {
 
 func (c *Consumer) loop(ctx context.Context) {
 	defer close(c.done)
+	js, err := jetstream.New(c.nc)
+	if err != nil {
+		c.setStatus(err)
+		return
+	}
+	c.fetchLoop(ctx, js, jetstream.ConsumerConfig{Durable: c.opts.Durable}, c.setStatus)
+}
+
+// fetchLoop fetches the messages of the durable consumer cfg names (made
+// or updated with the consumer's settings) and handles them until ctx is
+// done; report is told of each failure (an error) and each success (nil).
+// A message of a batch fetched when ctx ended is given back at once.
+func (c *Consumer) fetchLoop(ctx context.Context, js jetstream.JetStream, cfg jetstream.ConsumerConfig, report func(error)) {
 	backoff := 200 * time.Millisecond
 	sleep := func() bool {
 		t := time.NewTimer(backoff)
@@ -144,37 +180,35 @@ func (c *Consumer) loop(ctx context.Context) {
 			return true
 		}
 	}
-	js, err := jetstream.New(c.nc)
-	if err != nil {
-		c.setStatus(err)
-		return
-	}
+	cfg.AckPolicy, cfg.DeliverPolicy = jetstream.AckExplicitPolicy, jetstream.DeliverAllPolicy
+	cfg.AckWait, cfg.MaxDeliver, cfg.Replicas = c.opts.AckWait, -1, c.opts.Replicas
 	var cons jetstream.Consumer
 	for ctx.Err() == nil {
 		if cons == nil {
 			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			_, err := EnsureStream(cctx, js, c.opts.Replicas)
 			if err == nil {
-				cons, err = js.CreateOrUpdateConsumer(cctx, StreamName, jetstream.ConsumerConfig{
-					Durable: c.opts.Durable, AckPolicy: jetstream.AckExplicitPolicy,
-					DeliverPolicy: jetstream.DeliverAllPolicy, AckWait: c.opts.AckWait, MaxDeliver: -1,
-					Replicas: c.opts.Replicas,
-				})
+				// Made here with the stream's replicas, before a runner
+				// needs it.
+				_, err = EnsureObjectStore(cctx, js, c.opts.Replicas)
+			}
+			if err == nil {
+				cons, err = js.CreateOrUpdateConsumer(cctx, StreamName, cfg)
 			}
 			cancel()
 			if err != nil {
-				c.setStatus(err)
+				report(err)
 				cons = nil
 				if !sleep() {
 					return
 				}
 				continue
 			}
-			c.setStatus(nil)
+			report(nil)
 		}
-		batch, err := cons.Fetch(c.opts.Batch, jetstream.FetchMaxWait(time.Second))
+		batch, err := cons.Fetch(c.opts.Batch, jetstream.FetchMaxWait(c.opts.fetchWait))
 		if err != nil {
-			c.setStatus(err)
+			report(err)
 			if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
 				cons = nil
 			}
@@ -183,20 +217,22 @@ func (c *Consumer) loop(ctx context.Context) {
 			}
 			continue
 		}
-		n := 0
 		for m := range batch.Messages() {
-			n++
+			if ctx.Err() != nil {
+				_ = m.Nak()
+				continue
+			}
 			c.handle(ctx, m)
 		}
 		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
-			c.setStatus(err)
+			report(err)
 			if !sleep() {
 				return
 			}
 			continue
 		}
 		backoff = 200 * time.Millisecond
-		c.setStatus(nil)
+		report(nil)
 	}
 }
 
@@ -265,20 +301,20 @@ func (c *Consumer) write(ctx context.Context, m jetstream.Msg) error {
 			}
 			continue
 		}
-		var r struct {
-			Line *api.LineIn `json:"line"`
-			End  *api.End    `json:"end"`
+		r, err := decodeRecord(id, rec)
+		if err != nil {
+			return err
 		}
-		if err := json.Unmarshal(rec, &r); err != nil {
-			return fmt.Errorf("%w: %v", errBadMessage, err)
+		if r.Object != nil {
+			if r.Line, err = c.fetchObject(ctx, r.Line, r.Object); err != nil {
+				return err
+			}
 		}
 		switch {
 		case r.Line != nil:
 			lines = append(lines, *r.Line)
 		case r.End != nil:
 			end = r.End
-		default:
-			return fmt.Errorf("%w: a record of no known kind", errBadMessage)
 		}
 	}
 	if len(lines) == 0 && end == nil {
@@ -286,4 +322,109 @@ func (c *Consumer) write(ctx context.Context, m jetstream.Msg) error {
 	}
 	_, err := c.ing.Lines(ctx, id, lines, end)
 	return err
+}
+
+// record is a record of a message other than the header: a line, possibly
+// the stub of one whose whole is in the object store, or the end.
+type record struct {
+	Line   *api.LineIn `json:"line"`
+	End    *api.End    `json:"end"`
+	Object *objectRef  `json:"object"`
+}
+
+// decodeRecord decodes a record of session id's message that is not its
+// header. A stub must name the object of its line, id/STREAM/N, with a
+// size and a SHA-256.
+func decodeRecord(id string, rec []byte) (record, error) {
+	var r record
+	if err := json.Unmarshal(rec, &r); err != nil {
+		return record{}, fmt.Errorf("%w: %v", errBadMessage, err)
+	}
+	switch {
+	case r.Line != nil && r.End != nil, r.Line == nil && r.End == nil:
+		return record{}, fmt.Errorf("%w: a record of no known kind", errBadMessage)
+	case r.Object != nil && r.Line == nil:
+		return record{}, fmt.Errorf("%w: an object that is not a line's", errBadMessage)
+	case r.Object != nil:
+		o := r.Object
+		want := id + "/" + r.Line.Stream + "/" + strconv.FormatInt(r.Line.N, 10)
+		if sum, err := hex.DecodeString(o.SHA256); o.Name != want || o.Size <= 0 || o.Size > maxObject || err != nil || len(sum) != sha256.Size {
+			return record{}, fmt.Errorf("%w: a bad object of line %s", errBadMessage, want)
+		}
+	}
+	return r, nil
+}
+
+// maxObject bounds the record an object may hold: the consumer holds it
+// whole.
+const maxObject = 1 << 30
+
+// fetchObject returns the whole line of a stub: the record in the object
+// store that o names, checked against its size and hash and the line's
+// stream and number. When the object is gone (an operator removed it),
+// the stub's head is kept, a truncated line; any other failure is
+// returned, for the message to come again.
+func (c *Consumer) fetchObject(ctx context.Context, head *api.LineIn, o *objectRef) (*api.LineIn, error) {
+	obs, err := c.objects(ctx)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		c.opts.Logf("ingest from NATS: object %s: no object store %s: its line is kept truncated", o.Name, ObjectBucket)
+		return head, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("natsbus: object store %s: %w", ObjectBucket, err)
+	}
+	octx, cancel := context.WithTimeout(ctx, 5*time.Second+time.Duration(o.Size>>20)*time.Second)
+	defer cancel()
+	info, err := obs.GetInfo(octx, o.Name)
+	if err == nil && info.Size != uint64(o.Size) {
+		err = fmt.Errorf("%w: object of %d bytes, want %d", errBadObject, info.Size, o.Size)
+	}
+	var b []byte
+	if err == nil {
+		b, err = obs.GetBytes(octx, o.Name)
+	}
+	if err == nil {
+		if sum := sha256.Sum256(b); int64(len(b)) != o.Size || hex.EncodeToString(sum[:]) != o.SHA256 {
+			err = fmt.Errorf("%w: its size or hash differs from its stub's", errBadObject)
+		}
+	}
+	var whole struct {
+		Line *api.LineIn `json:"line"`
+	}
+	if err == nil {
+		if jerr := json.Unmarshal(b, &whole); jerr != nil || whole.Line == nil || whole.Line.Stream != head.Stream || whole.Line.N != head.N {
+			err = fmt.Errorf("%w: not the record of line %s/%d", errBadObject, head.Stream, head.N)
+		}
+	}
+	switch {
+	case err == nil:
+		return whole.Line, nil
+	case errors.Is(err, jetstream.ErrObjectNotFound), errors.Is(err, errBadObject):
+		c.opts.Logf("ingest from NATS: object %s: %v: its line is kept truncated", o.Name, err)
+		return head, nil
+	}
+	return nil, fmt.Errorf("natsbus: object %s: %w", o.Name, err)
+}
+
+var errBadObject = errors.New("natsbus: bad object")
+
+// objects returns the object store, opened once.
+func (c *Consumer) objects(ctx context.Context) (jetstream.ObjectStore, error) {
+	c.obsMu.Lock()
+	defer c.obsMu.Unlock()
+	if c.obs != nil {
+		return c.obs, nil
+	}
+	js, err := jetstream.New(c.nc)
+	if err != nil {
+		return nil, err
+	}
+	octx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	obs, err := js.ObjectStore(octx, ObjectBucket)
+	if err != nil {
+		return nil, err
+	}
+	c.obs = obs
+	return obs, nil
 }

@@ -1,12 +1,17 @@
 // Package natsbus carries remote runners' native lines over NATS
 // JetStream: a [Publisher] sends the records of a runner's spool to its
 // session's subject, idempotently and in order, and [Consume] feeds them
-// durably to an ingester that writes them to the store.
+// durably to an ingester that writes them to the store; [ConsumeShared]
+// does so as one of several nodes sharing one store, each taking the
+// partitions whose lease it holds in the key-value bucket [LeaseBucket].
 //
 // Subjects and the stream are described in docs/cluster.md: one subject
-// per session, agentstream.lines.TOKEN, where TOKEN is the session id with
-// each "." written "~" ([Subject]); one stream, AGENTSTREAM_LINES, over
-// agentstream.lines.>, on file storage ([EnsureStream]).
+// per session, agentstream.lines.PP.TOKEN, where PP is the session's
+// partition ([Partition]) and TOKEN the session id with each "." written
+// "~" ([Subject]); one stream, AGENTSTREAM_LINES, over agentstream.lines.>,
+// on file storage ([EnsureStream]). A record larger than a message can
+// hold is put in the object store [ObjectBucket] and the message carries
+// its stub.
 //
 // A message is one or more consecutive records of the spool, exactly as
 // the spool holds them, one per line: the header (which creates the

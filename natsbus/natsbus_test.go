@@ -6,11 +6,13 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentstream/agentstream/natsbus"
 	"github.com/agentstream/agentstream/store"
@@ -100,7 +102,7 @@ func newSpool(t testing.TB, dir, id string, n int, end bool) (*api.Spool, []stor
 
 // checkStored fails unless the store holds exactly lines for session id,
 // once each, with a dense seq, and has ended when ended is set.
-func checkStored(t testing.TB, st *sqlite.Store, id string, lines []store.Line, ended bool) {
+func checkStored(t testing.TB, st store.Store, id string, lines []store.Line, ended bool) {
 	t.Helper()
 	ctx := context.Background()
 	got := map[string]string{}
@@ -144,7 +146,7 @@ func checkStored(t testing.TB, st *sqlite.Store, id string, lines []store.Line, 
 }
 
 // waitStored waits until the store holds want lines of session id.
-func waitStored(t testing.TB, st *sqlite.Store, id string, want int, ended bool) {
+func waitStored(t testing.TB, st store.Store, id string, want int, ended bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -200,16 +202,44 @@ func openStore(t testing.TB) *sqlite.Store {
 func TestSubject(t *testing.T) {
 	for _, id := range []string{"s_abc", "a.b.c", "x:y-z_1.", "."} {
 		subj := natsbus.Subject(id)
-		if strings.Count(subj, ".") != 2 {
-			t.Errorf("Subject(%q) = %q: the id is not one token", id, subj)
+		p := natsbus.Partition(id)
+		if p < 0 || p >= natsbus.Partitions {
+			t.Errorf("Partition(%q) = %d, out of range", id, p)
+		}
+		if want := fmt.Sprintf("agentstream.lines.%02d.", p); !strings.HasPrefix(subj, want) || strings.Count(subj, ".") != 3 {
+			t.Errorf("Subject(%q) = %q: want %s and the id in one token", id, subj, want)
+		}
+		if !strings.HasPrefix(natsbus.PartitionSubjects(p), strings.TrimSuffix(subj, subj[strings.LastIndexByte(subj, '.')+1:])) {
+			t.Errorf("PartitionSubjects(%d) = %q does not cover %q", p, natsbus.PartitionSubjects(p), subj)
 		}
 		back, ok := natsbus.SessionOf(subj)
 		if !ok || back != id {
 			t.Errorf("SessionOf(Subject(%q)) = %q, %v", id, back, ok)
 		}
+		wrong := fmt.Sprintf("agentstream.lines.%02d.%s", (p+1)%natsbus.Partitions, subj[strings.LastIndexByte(subj, '.')+1:])
+		if _, ok := natsbus.SessionOf(wrong); ok {
+			t.Errorf("SessionOf(%q) took a subject in the wrong partition", wrong)
+		}
 	}
-	if _, ok := natsbus.SessionOf("agentstream.lines.a.b"); ok {
-		t.Error("SessionOf took a subject of two tokens")
+	for _, subj := range []string{"agentstream.lines.a.b", "agentstream.lines.s_abc", "agentstream.lines.1.s", "agentstream.lines.00.a.b", "other.00.a"} {
+		if _, ok := natsbus.SessionOf(subj); ok {
+			t.Errorf("SessionOf(%q) took it", subj)
+		}
+	}
+	// The partitions spread the ids, by the 32-bit FNV-1a hash of the id
+	// (docs/cluster.md): every node computes the same.
+	seen := map[int]bool{}
+	for i := range 200 {
+		id := fmt.Sprintf("s_%d", i)
+		h := fnv.New32a()
+		h.Write([]byte(id))
+		if p := natsbus.Partition(id); p != int(h.Sum32()%natsbus.Partitions) {
+			t.Errorf("Partition(%q) = %d, want FNV-1a mod %d = %d", id, p, natsbus.Partitions, h.Sum32()%natsbus.Partitions)
+		}
+		seen[natsbus.Partition(id)] = true
+	}
+	if len(seen) != natsbus.Partitions {
+		t.Errorf("200 ids fall in %d partitions, want all %d", len(seen), natsbus.Partitions)
 	}
 }
 
@@ -378,9 +408,49 @@ func TestNATSRestart(t *testing.T) {
 	checkStored(t, st, id, lines, true)
 }
 
-// TestClipOversized publishes a line over the server's payload limit: it
-// is stored clipped, with the whole line's size and hash.
-func TestClipOversized(t *testing.T) {
+// publishBig publishes a session of three lines, the first two of them
+// larger than the server's payload limit (one text, one not UTF-8), and
+// waits until the stream has it all; it returns the lines.
+func publishBig(t *testing.T, nc *nats.Conn, id string) []store.Line {
+	t.Helper()
+	sp, err := api.CreateSpool(filepath.Join(t.TempDir(), id+".spool"), api.SpoolHeader{Server: "nats://test", Session: api.CreateRequest{ID: id, Protocol: "none"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	text := bytes.Repeat([]byte("é{\"x\":\"\\u00e9\"}\t"), 5*int(nc.MaxPayload())/16) // about five times the limit
+	bin := make([]byte, 3*int(nc.MaxPayload()))
+	for i := range bin {
+		bin[i] = byte(i*7 + i>>9)
+	}
+	if utf8.Valid(bin) {
+		t.Fatal("the binary line is valid UTF-8")
+	}
+	lines := []store.Line{
+		{Stream: store.Stdout, N: 1, Data: text},
+		{Stream: store.Stderr, N: 1, Data: bin},
+		{Stream: store.Stdout, N: 2, Data: []byte("after")},
+	}
+	for _, l := range lines {
+		if err := sp.Line(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sp.End(api.End{}); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := natsbus.NewPublisher(nc, sp, natsbus.PublisherOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := p.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return lines
+}
+
+// TestObjectOversized publishes lines of several MiB, over the server's
+// payload limit: they go through the object store and are stored whole.
+func TestObjectOversized(t *testing.T) {
 	ns := startNATS(t, t.TempDir(), -1)
 	nc := connect(t, ns.ClientURL())
 	ensureStream(t, nc)
@@ -388,38 +458,69 @@ func TestClipOversized(t *testing.T) {
 	cons := natsbus.Consume(connect(t, ns.ClientURL()), api.NewIngester(st, api.Options{HeartbeatTimeout: -1}), natsbus.ConsumerOptions{})
 	defer cons.Stop()
 	const id = "s_big"
-	sp, err := api.CreateSpool(filepath.Join(t.TempDir(), id+".spool"), api.SpoolHeader{Server: "nats://test", Session: api.CreateRequest{ID: id, Protocol: "none"}})
+	lines := publishBig(t, nc, id)
+	waitStored(t, st, id, len(lines), true)
+	ctx := context.Background()
+	for _, want := range lines {
+		l, err := st.Line(ctx, id, want.Stream, want.N)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, wantSum := sha256.Sum256(l.Data), sha256.Sum256(want.Data)
+		if l.Truncated() || sum != wantSum || len(l.Data) != len(want.Data) {
+			t.Errorf("line %s/%d: truncated %v, %d bytes, sha256 %x; want %d bytes whole, sha256 %x",
+				want.Stream, want.N, l.Truncated(), len(l.Data), sum, len(want.Data), wantSum)
+		}
+	}
+	js, _ := jetstream.New(nc)
+	obs, err := js.ObjectStore(ctx, natsbus.ObjectBucket)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sp.Close()
-	big := bytes.Repeat([]byte("é"), int(nc.MaxPayload())) // twice the payload limit
-	if err := sp.Line(store.Line{Stream: store.Stdout, N: 1, Data: big}); err != nil {
+	for _, name := range []string{id + "/stdout/1", id + "/stderr/1"} {
+		if _, err := obs.GetInfo(ctx, name); err != nil {
+			t.Errorf("object %s: %v, want it kept", name, err)
+		}
+	}
+	if _, err := obs.GetInfo(ctx, id+"/stdout/2"); !errors.Is(err, jetstream.ErrObjectNotFound) {
+		t.Errorf("a small line's object: %v, want none", err)
+	}
+	checkStored(t, st, id, lines, true)
+}
+
+// TestObjectMissing publishes an oversized line and removes its object
+// before it is consumed: the line is stored as the stub's head, truncated,
+// with the whole line's size and hash.
+func TestObjectMissing(t *testing.T) {
+	ns := startNATS(t, t.TempDir(), -1)
+	nc := connect(t, ns.ClientURL())
+	ensureStream(t, nc)
+	const id = "s_gone"
+	lines := publishBig(t, nc, id)
+	ctx := context.Background()
+	js, _ := jetstream.New(nc)
+	obs, err := js.ObjectStore(ctx, natsbus.ObjectBucket)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sp.Line(store.Line{Stream: store.Stdout, N: 2, Data: []byte("after")}); err != nil {
+	if err := obs.Delete(ctx, id+"/stdout/1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := sp.End(api.End{}); err != nil {
-		t.Fatal(err)
-	}
-	p, _ := natsbus.NewPublisher(nc, sp, natsbus.PublisherOptions{})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := p.Wait(ctx); err != nil {
-		t.Fatal(err)
-	}
-	waitStored(t, st, id, 2, true)
+	st := openStore(t)
+	cons := natsbus.Consume(connect(t, ns.ClientURL()), api.NewIngester(st, api.Options{HeartbeatTimeout: -1}), natsbus.ConsumerOptions{})
+	defer cons.Stop()
+	waitStored(t, st, id, len(lines), true)
 	l, err := st.Line(ctx, id, store.Stdout, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
+	big := lines[0].Data
 	sum := sha256.Sum256(big)
 	if !l.Truncated() || l.Size != int64(len(big)) || !bytes.Equal(l.SHA256, sum[:]) || !bytes.HasPrefix(big, l.Data) {
 		t.Errorf("stored line: truncated %v, size %d (want %d), sha256 %x (want %x), head of the line %v",
 			l.Truncated(), l.Size, len(big), l.SHA256, sum, bytes.HasPrefix(big, l.Data))
 	}
-	if l, err := st.Line(ctx, id, store.Stdout, 2); err != nil || string(l.Data) != "after" {
-		t.Errorf("line 2: %q, %v", l.Data, err)
+	if l, err := st.Line(ctx, id, store.Stderr, 1); err != nil || !bytes.Equal(l.Data, lines[1].Data) {
+		t.Errorf("stderr line 1: %d bytes, %v; want it whole", len(l.Data), err)
 	}
 }

@@ -55,6 +55,7 @@ var errFinished = errors.New("natsbus: publish finished")
 // Stop is called. The methods are safe for concurrent use.
 type Publisher struct {
 	js   jetstream.JetStream
+	obs  jetstream.ObjectStore // opened when a record needs it; the loop's
 	nc   *nats.Conn
 	own  bool // nc is closed when the publisher stops
 	sp   *api.Spool
@@ -247,11 +248,22 @@ func (p *Publisher) loop(ctx context.Context) {
 			id    string
 			taken int
 			ended bool
+			objs  []object
 		)
-		msg, id, taken, ended, err = pack(msg[:0], p.sp.Session(), recs, off, limit)
+		msg, id, taken, ended, objs, err = pack(msg[:0], p.sp.Session(), recs, off, limit)
 		if err != nil {
 			p.stopWith(err)
 			return
+		}
+		if err := p.putObjects(ctx, objs); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			p.failed(err)
+			if !wait() {
+				return
+			}
+			continue
 		}
 		next := off
 		for _, rec := range recs[:taken] {
@@ -298,6 +310,34 @@ func (p *Publisher) loop(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// putObjects puts the records of objs in the object store, before the
+// message naming them is published. A record put again (a retry, another
+// runner resuming the spool) replaces the same bytes.
+func (p *Publisher) putObjects(ctx context.Context, objs []object) error {
+	if len(objs) == 0 {
+		return nil
+	}
+	if p.obs == nil {
+		octx, cancel := context.WithTimeout(ctx, p.opts.Timeout)
+		obs, err := EnsureObjectStore(octx, p.js, 0)
+		cancel()
+		if err != nil {
+			return err
+		}
+		p.obs = obs
+	}
+	for _, o := range objs {
+		// A put moves the whole record; its time grows with its size.
+		octx, cancel := context.WithTimeout(ctx, p.opts.Timeout+time.Duration(len(o.data)>>20)*time.Second)
+		_, err := p.obs.PutBytes(octx, o.name, o.data)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("natsbus: object %s: %w", o.name, err)
+		}
+	}
+	return nil
 }
 
 // sync looks up the session's last message in the stream and returns the
@@ -384,25 +424,34 @@ func recordID(session string, rec []byte, header bool) (string, error) {
 }
 
 // pack appends to msg the records of recs that fit in limit bytes (at
-// least one, clipped when it alone does not fit), one per line, and
-// returns the message, the id of its last record, how many records it
-// took, and whether the last is the end. off is the offset of recs[0].
-func pack(msg []byte, session string, recs [][]byte, off int64, limit int) (_ []byte, id string, taken int, ended bool, err error) {
+// least one), one per line, and returns the message, the id of its last
+// record, how many records it took, whether the last is the end, and the
+// records too large for a message: each is in the message as its stub (see
+// stubRecord), to be put in the object store under its id before the
+// message is published. off is the offset of recs[0].
+func pack(msg []byte, session string, recs [][]byte, off int64, limit int) (_ []byte, id string, taken int, ended bool, objs []object, err error) {
 	for i, rec := range recs {
+		whole := rec
+		if len(rec) > limit {
+			if id, err = recordID(session, rec, off == 0 && i == 0); err != nil {
+				return nil, "", 0, false, nil, err
+			}
+			if rec, err = stubRecord(rec, id, min(limit, stubLimit)); err != nil {
+				return nil, "", 0, false, nil, err
+			}
+		}
 		if i > 0 && len(msg)+1+len(rec) > limit {
 			break
-		}
-		if len(rec) > limit {
-			if rec, err = clipRecord(rec, limit); err != nil {
-				return nil, "", 0, false, err
-			}
 		}
 		if i > 0 {
 			msg = append(msg, '\n')
 		}
 		msg = append(msg, rec...)
 		if id, err = recordID(session, rec, off == 0 && i == 0); err != nil {
-			return nil, "", 0, false, err
+			return nil, "", 0, false, nil, err
+		}
+		if len(whole) != len(rec) {
+			objs = append(objs, object{name: id, data: whole})
 		}
 		taken = i + 1
 		if bytes.HasPrefix(rec, []byte(`{"end":`)) {
@@ -410,28 +459,96 @@ func pack(msg []byte, session string, recs [][]byte, off int64, limit int) (_ []
 			break
 		}
 	}
-	return msg, id, taken, ended, nil
+	return msg, id, taken, ended, objs, nil
 }
 
-// clipRecord shortens a line record longer than limit to a head that
-// fits, marked as the spool marks a line past the runner's soft limit: the
-// whole line's Size and SHA256 beside its head.
-func clipRecord(rec []byte, limit int) ([]byte, error) {
+// object is a record that goes through the object store.
+type object struct {
+	name string
+	data []byte
+}
+
+// stubLimit bounds the stub of a record carried by the object store.
+const stubLimit = 32 << 10
+
+// ObjectBucket is the JetStream object store of the records too large for
+// a message, each named by its message id (docs/cluster.md).
+const ObjectBucket = "agentstream-lines"
+
+// ObjectStoreConfig is the configuration of the object store
+// EnsureObjectStore makes: file storage, objects kept until deleted, as the
+// stream keeps its messages, on replicas servers of a cluster (0 or 1:
+// one).
+func ObjectStoreConfig(replicas int) jetstream.ObjectStoreConfig {
+	return jetstream.ObjectStoreConfig{Bucket: ObjectBucket, Description: "agentstream: native lines over the payload limit",
+		Storage: jetstream.FileStorage, Replicas: max(replicas, 1)}
+}
+
+// EnsureObjectStore opens the object store, making it with replicas when
+// it does not exist. serve makes it, as it makes the stream, with the
+// cluster's replicas; a runner that finds it missing makes it with one.
+func EnsureObjectStore(ctx context.Context, js jetstream.JetStream, replicas int) (jetstream.ObjectStore, error) {
+	obs, err := js.ObjectStore(ctx, ObjectBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		obs, err = js.CreateObjectStore(ctx, ObjectStoreConfig(replicas))
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			obs, err = js.ObjectStore(ctx, ObjectBucket)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("natsbus: object store %s: %w", ObjectBucket, err)
+	}
+	return obs, nil
+}
+
+// stubRecord returns the record that stands in a message for rec, a line
+// record larger than the payload limit, whose whole is in the object store
+// under name: the line clipped to a head that fits in limit (see
+// clipRecord), which a consumer that cannot fetch the object keeps as a
+// truncated line, and "object" naming it with the record's size and
+// SHA-256.
+func stubRecord(rec []byte, name string, limit int) ([]byte, error) {
 	var r struct {
 		Line *api.LineIn `json:"line"`
 	}
 	if err := json.Unmarshal(rec, &r); err != nil || r.Line == nil {
-		return nil, fmt.Errorf("natsbus: a spool record of %d bytes, over the payload limit of %d, is not a line", len(rec), limit)
+		return nil, fmt.Errorf("natsbus: a spool record of %d bytes, over the payload limit, is not a line", len(rec))
 	}
-	l := r.Line
+	head, err := clipLine(r.Line, limit-512-len(name))
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(rec)
+	return json.Marshal(stub{Line: head, Object: &objectRef{Name: name, Size: int64(len(rec)), SHA256: hex.EncodeToString(sum[:])}})
+}
+
+// stub is a record carried by the object store, as a message holds it.
+type stub struct {
+	Line   *api.LineIn `json:"line"`
+	Object *objectRef  `json:"object"`
+}
+
+// objectRef names the object holding a whole record: its name (the
+// record's message id), size and SHA-256 (hex).
+type objectRef struct {
+	Name   string `json:"name"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// clipLine returns l shortened to a head whose record fits in limit
+// bytes, marked as the spool marks a line past the runner's soft limit:
+// the whole line's Size and SHA256 beside its head.
+func clipLine(l *api.LineIn, limit int) (*api.LineIn, error) {
+	c := *l
 	data := l.Data
 	text := l.Data == nil
 	if text {
 		data = []byte(l.Text)
 	}
-	if l.Size <= int64(len(data)) {
+	if c.Size <= int64(len(data)) {
 		sum := sha256.Sum256(data)
-		l.Size, l.SHA256 = int64(len(data)), hex.EncodeToString(sum[:])
+		c.Size, c.SHA256 = int64(len(data)), hex.EncodeToString(sum[:])
 	}
 	for head := limit / 8; head > 0; head /= 2 {
 		h := data[:min(head, len(data))]
@@ -439,18 +556,18 @@ func clipRecord(rec []byte, limit int) ([]byte, error) {
 			for len(h) > 0 && !utf8.Valid(h) {
 				h = h[:len(h)-1]
 			}
-			l.Text, l.Data = string(h), nil
+			c.Text, c.Data = string(h), nil
 		} else {
-			l.Data = h
+			c.Data = h
 		}
 		b, err := json.Marshal(struct {
 			Line *api.LineIn `json:"line"`
-		}{l})
+		}{&c})
 		if err != nil {
 			return nil, fmt.Errorf("natsbus: %w", err)
 		}
 		if len(b) <= limit {
-			return b, nil
+			return &c, nil
 		}
 	}
 	return nil, fmt.Errorf("natsbus: line %s/%d cannot be clipped to %d bytes", l.Stream, l.N, limit)

@@ -17,20 +17,52 @@ const StreamName = "AGENTSTREAM_LINES"
 // SubjectPrefix begins the subject of every session.
 const SubjectPrefix = "agentstream.lines."
 
-// Subject returns the subject of session id: SubjectPrefix and the id,
-// each "." of it written "~" (a "." separates the tokens of a subject; no
-// session id holds a "~").
-func Subject(id string) string {
-	return SubjectPrefix + strings.ReplaceAll(id, ".", "~")
+// Partitions is the number of partitions the sessions are spread over:
+// a session's subject names its partition ([Partition]), so that nodes
+// sharing the ingest each take whole partitions (docs/cluster.md).
+const Partitions = 16
+
+// Partition returns the partition of session id, 0 to Partitions-1: the
+// 32-bit FNV-1a hash of the id modulo Partitions. It never changes for an
+// id.
+func Partition(id string) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(id); i++ {
+		h ^= uint32(id[i])
+		h *= 16777619
+	}
+	return int(h % Partitions)
 }
 
-// SessionOf returns the session id of a subject Subject made.
+// Subject returns the subject of session id: SubjectPrefix, its
+// partition in two digits, a ".", and the id with each "." of it written
+// "~" (a "." separates the tokens of a subject; no session id holds a
+// "~"): s.a.b is agentstream.lines.PP.s~a~b.
+func Subject(id string) string {
+	return fmt.Sprintf("%s%02d.%s", SubjectPrefix, Partition(id), strings.ReplaceAll(id, ".", "~"))
+}
+
+// PartitionSubjects returns the subject filter of partition p's sessions.
+func PartitionSubjects(p int) string {
+	return fmt.Sprintf("%s%02d.>", SubjectPrefix, p)
+}
+
+// SessionOf returns the session id of a subject Subject made, refusing one
+// whose partition is not the id's.
 func SessionOf(subject string) (string, bool) {
-	tok, ok := strings.CutPrefix(subject, SubjectPrefix)
-	if !ok || tok == "" || strings.Contains(tok, ".") {
+	rest, ok := strings.CutPrefix(subject, SubjectPrefix)
+	if !ok {
 		return "", false
 	}
-	return strings.ReplaceAll(tok, "~", "."), true
+	part, tok, ok := strings.Cut(rest, ".")
+	if !ok || len(part) != 2 || tok == "" || strings.Contains(tok, ".") {
+		return "", false
+	}
+	id := strings.ReplaceAll(tok, "~", ".")
+	if fmt.Sprintf("%02d", Partition(id)) != part {
+		return "", false
+	}
+	return id, true
 }
 
 // Connect connects to the NATS servers urls (a comma-separated list), and

@@ -24,8 +24,8 @@ type clusterFlags struct {
 	natsDir       string
 	replicas      int
 	set           map[string]bool
-	// shared is set when the nodes share one database (PostgreSQL): they
-	// then share one ingest consumer.
+	// shared is set when the nodes share one database (PostgreSQL, or
+	// --ingest shared): they then share the partitions' consumers.
 	shared bool
 }
 
@@ -123,7 +123,8 @@ func (c *clusterFlags) nodes() int {
 
 // durable returns the name of the ingest consumer: one per node, so that
 // each node's own store gets every session, when the node is named and
-// its store is its own; else the one every serve --nats shares.
+// its store is its own; else the one every serve --nats shares (with
+// shared ingest, the stem of the partitions' consumers).
 func (c *clusterFlags) durable() string {
 	if c.node == "" || c.shared {
 		return "agentstream-ingest"

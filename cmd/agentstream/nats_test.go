@@ -121,7 +121,7 @@ func ingestState(t *testing.T, base string) string {
 }
 
 // natsStoredLines returns the stdout lines the store holds of session id.
-func natsStoredLines(st *sqlite.Store, id string) []store.Line {
+func natsStoredLines(st store.Store, id string) []store.Line {
 	var out []store.Line
 	st.Lines(context.Background(), id, func(l store.Line) error {
 		if l.Stream == store.Stdout {
@@ -134,7 +134,7 @@ func natsStoredLines(st *sqlite.Store, id string) []store.Line {
 }
 
 // checkDenseSeq fails unless the events of session id have seq 1..lastSeq.
-func checkDenseSeq(t *testing.T, st *sqlite.Store, id string) {
+func checkDenseSeq(t *testing.T, st store.Store, id string) {
 	t.Helper()
 	evs, err := st.Events(context.Background(), id, store.EventQuery{Limit: 1 << 30})
 	if err != nil {

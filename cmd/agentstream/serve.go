@@ -56,7 +56,12 @@ With --nats URL[,URL...], it also ingests the sessions that runners publish
 to NATS JetStream (run --nats): a durable consumer takes them, normalizes
 them and stores them, acknowledging each message only once the store
 committed it. NATS away is a state: serve goes on serving what its store
-holds, and GET /api/health says that ingest is paused. See docs/cluster.md.
+holds, and GET /api/health says that ingest is paused. --ingest says how:
+all (one node takes every session; the default with a SQLite file) or
+shared (several serve processes share one store, PostgreSQL, the default
+with --db postgres://…: the sessions are spread over 16 partitions, and
+each node takes the partitions whose lease it holds in the NATS key-value
+bucket agentstream-leases). See docs/cluster.md.
 
 With --cluster NAME, it embeds a NATS JetStream node itself, one of the
 cluster NAME, and ingests from it: nothing else to install. Runners connect
@@ -64,14 +69,15 @@ to any node's --nats-listen address (run --nats nats://HOST:PORT,...); the
 nodes find each other through --routes, the --cluster-listen addresses of
 all of them (every node can be given the same list). The stream and the
 ingest consumers are kept on --replicas nodes (3 by default), so the stream
-takes messages while a majority of them is up. Each node has its own
-durable consumer, agentstream-ingest-NODE, so with SQLite every node stores
-every session and serves it live. The node's storage is in --nats-dir
-(beside the database by default). Its addresses must be loopback ones: the
+takes messages while a majority of them is up. With SQLite, each node has
+its own durable consumer, agentstream-ingest-NODE, and stores and serves
+every session; with PostgreSQL, the nodes share the sessions (--ingest
+shared). The node's storage is in --nats-dir (beside the database by
+default). Its addresses must be loopback ones: the
 embedded node does not authenticate clients or routes yet.`
 
 func cmdServe(ctx context.Context, e *env, args []string) int {
-	fs := newFlags(e, "serve", "[--db PATH] [--addr 127.0.0.1:8377] [--token T] [--require-token] [--nats URL | --cluster NAME --routes HOST:PORT,...]", serveDoc)
+	fs := newFlags(e, "serve", "[--db PATH] [--addr 127.0.0.1:8377] [--token T] [--require-token] [--nats URL [--ingest all|shared] | --cluster NAME --routes HOST:PORT,...]", serveDoc)
 	db := dbFlag(fs)
 	addr := fs.String("addr", "127.0.0.1:8377", "the address to listen on")
 	token := fs.String("token", "", "the bearer token every request must carry (default $AGENTSTREAM_TOKEN)")
@@ -89,6 +95,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	natsURL := fs.String("nats", "", "ingest the sessions runners publish to NATS JetStream at `URL[,URL...]` (docs/cluster.md)")
 	var cf clusterFlags
 	cf.register(fs)
+	ingestMode := fs.String("ingest", "", "with --nats, take `all` the sessions, or a share of them, `shared` with the other nodes of one store (default: shared with a PostgreSQL store, all otherwise)")
 	heartbeat := fs.Duration("heartbeat-timeout", 2*time.Minute, "end a remote session interrupted when its runner sends nothing for this long (0: never)")
 	pos, code, ok := parseArgs(fs, args)
 	if !ok {
@@ -105,6 +112,16 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	if *token == "" {
 		*token = e.getenv("AGENTSTREAM_TOKEN")
 	}
+	switch *ingestMode {
+	case "", "all", "shared":
+	default:
+		fmt.Fprintf(e.stderr, "agentstream serve: --ingest %q: want all or shared\n", *ingestMode)
+		return exitUsage
+	}
+	if *ingestMode != "" && *natsURL == "" && cf.cluster == "" {
+		fmt.Fprintln(e.stderr, "agentstream serve: --ingest needs --nats or --cluster")
+		return exitUsage
+	}
 	if err := checkListenAddr(*addr, *token, *require); err != nil {
 		fmt.Fprintln(e.stderr, "agentstream serve:", err)
 		return exitUsage
@@ -117,15 +134,19 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 			return exitUsage
 		}
 	}
-	fresh := false
+	fresh, shared := false, false
 	file := "" // the SQLite database's path
 	if path, err := dbPath(e, *db); err == nil && !postgres.IsURL(path) {
 		_, serr := os.Stat(path)
 		fresh = errors.Is(serr, os.ErrNotExist)
 		file = path
 	} else if err == nil {
-		cf.shared = true
+		shared = true
 	}
+	if *ingestMode != "" {
+		shared = *ingestMode == "shared"
+	}
+	cf.shared = shared
 	st, where, err := openStore(ctx, e, *db)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "agentstream serve:", err)
@@ -176,7 +197,15 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		// A runner publishing over NATS sends no heartbeat: its session
 		// ends with the end it publishes.
 		ing := api.NewIngester(st, api.Options{Redact: opts.Redact, HeartbeatTimeout: -1})
-		cons := natsbus.Consume(nc, ing, natsbus.ConsumerOptions{Durable: cf.durable(), Replicas: cf.replicas, Logf: logf})
+		copts := natsbus.ConsumerOptions{Durable: cf.durable(), Replicas: cf.replicas, Logf: logf}
+		mode := "all"
+		var cons *natsbus.Consumer
+		if shared {
+			mode = "shared"
+			cons = natsbus.ConsumeShared(nc, ing, copts, natsbus.LeaseOptions{})
+		} else {
+			cons = natsbus.Consume(nc, ing, copts)
+		}
 		defer cons.Stop()
 		opts.Health = func() any {
 			s := cons.Status()
@@ -184,7 +213,10 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 			if !s.Connected {
 				state = "paused"
 			}
-			h := map[string]any{"transport": "nats", "state": state, "error": s.Error, "taken": s.Taken, "consumer": cf.durable()}
+			h := map[string]any{"transport": "nats", "mode": mode, "state": state, "error": s.Error, "taken": s.Taken, "consumer": cf.durable()}
+			if shared {
+				h["partitions"] = append([]int{}, s.Partitions...)
+			}
 			if cf.cluster != "" {
 				h["cluster"], h["node"] = cf.cluster, cf.node
 			}

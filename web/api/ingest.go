@@ -535,10 +535,7 @@ func (s *server) ingestFor(ctx context.Context, id string) (*ingest, error) {
 	if err != nil {
 		return nil, err
 	}
-	if sess.Running() {
-		return nil, &lineError{code: http.StatusConflict, msg: "session " + id + " is being written by another process"}
-	}
-	if sess.Status != store.StatusInterrupted {
+	if !sess.Running() && sess.Status != store.StatusInterrupted {
 		return nil, &lineError{code: http.StatusConflict, msg: "session " + id + " has ended (" + sess.Status + ")", ended: true}
 	}
 	a, err := adapter.Lookup(sess.Protocol)
@@ -552,7 +549,13 @@ func (s *server) ingestFor(ctx context.Context, id string) (*ingest, error) {
 	if in := s.ingests[id]; in != nil {
 		return in, nil
 	}
+	// A session still running is another process's, unless that process
+	// is gone: Resume reaps it first (see store.Owner.Gone), so that a
+	// server taking over from one that died goes on at once.
 	wr, err := s.st.Resume(ctx, id)
+	if errors.Is(err, store.ErrRunning) {
+		return nil, &lineError{code: http.StatusConflict, msg: "session " + id + " is being written by another process"}
+	}
 	if err != nil {
 		return nil, &lineError{code: http.StatusConflict, msg: err.Error()}
 	}
@@ -656,4 +659,34 @@ func (g *Ingester) Lines(ctx context.Context, id string, lines []LineIn, end *En
 	}
 	resp, err := g.s.lines(ctx, id, &LinesRequest{Lines: lines, End: end}, false)
 	return resp, ingestError(err)
+}
+
+// Release closes the ingestions this Ingester holds of the sessions match
+// accepts, without ending them: each is flushed and left interrupted in
+// the store, for whoever is given its lines next (another process sharing
+// the store) to resume it, as after a restart. Lines of a released
+// session that come to this Ingester later resume it too. It returns the
+// first error of the store; the sessions it could not close are left to
+// the store's reaping.
+func (g *Ingester) Release(ctx context.Context, match func(id string) bool) error {
+	s := g.s
+	s.ingestMu.Lock()
+	var ins []*ingest
+	for id, in := range s.ingests {
+		if match(id) {
+			ins = append(ins, in)
+		}
+	}
+	s.ingestMu.Unlock()
+	var first error
+	for _, in := range ins {
+		in.mu.Lock()
+		if !in.gone {
+			if err := s.close(ctx, in); err != nil && first == nil {
+				first = err
+			}
+		}
+		in.mu.Unlock()
+	}
+	return first
 }

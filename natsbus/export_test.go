@@ -1,0 +1,33 @@
+package natsbus
+
+import (
+	"context"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Lease is a lease of the lease bucket, for tests.
+type Lease = lease
+
+// OpenLeases opens (or makes with ttl) the lease bucket.
+func OpenLeases(ctx context.Context, js jetstream.JetStream, ttl time.Duration) (jetstream.KeyValue, time.Duration, error) {
+	return openLeases(ctx, js, ttl, 1)
+}
+
+// TakeLease takes the lease key for node.
+func TakeLease(ctx context.Context, kv jetstream.KeyValue, key, node string) (*Lease, error) {
+	return takeLease(ctx, kv, key, node)
+}
+
+// Renew renews the lease.
+func (l *lease) Renew(ctx context.Context) error { return l.renew(ctx) }
+
+// Release gives the lease up.
+func (l *lease) Release(ctx context.Context) error { return l.release(ctx) }
+
+// DecodeRecord decodes a record of session id's message.
+func DecodeRecord(id string, rec []byte) error {
+	_, err := decodeRecord(id, rec)
+	return err
+}

@@ -1,0 +1,265 @@
+package natsbus_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentstream/agentstream/natsbus"
+	"github.com/agentstream/agentstream/store"
+	"github.com/agentstream/agentstream/store/postgres"
+	"github.com/agentstream/agentstream/web/api"
+	"github.com/jackc/pgx/v5"
+	"github.com/nats-io/nats.go"
+)
+
+// pgURL returns the URL of a fresh schema on the PostgreSQL server that
+// AGENTSTREAM_TEST_POSTGRES names, dropped at the end of the test, or
+// skips the test.
+func pgURL(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv("AGENTSTREAM_TEST_POSTGRES")
+	if base == "" {
+		t.Skip("no PostgreSQL server: set AGENTSTREAM_TEST_POSTGRES=postgres://… (scripts/test starts one)")
+	}
+	ctx := context.Background()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "t_" + hex.EncodeToString(b)
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, base)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, `DROP SCHEMA `+schema+` CASCADE`); err != nil {
+			t.Error(err)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	if _, _, err := postgres.Migrate(ctx, u.String()); err != nil {
+		t.Fatal(err)
+	}
+	return u.String()
+}
+
+// node is one ingest node sharing the store: its own NATS connection,
+// its own PostgreSQL pool (as another process has), its consumer.
+type node struct {
+	nc   *nats.Conn
+	st   *postgres.Store
+	cons *natsbus.Consumer
+}
+
+func startNode(t *testing.T, natsURL, dbURL, name string) *node {
+	t.Helper()
+	// Heartbeats every 250 ms: a writer gone is found after 1.5 s.
+	st, err := postgres.OpenOptions(context.Background(), dbURL, postgres.Options{Heartbeat: 250 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := natsbus.Connect(natsURL, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &node{nc: nc, st: st}
+	n.cons = natsbus.ConsumeShared(nc, api.NewIngester(st, api.Options{HeartbeatTimeout: -1}),
+		natsbus.ConsumerOptions{AckWait: 2 * time.Second, Logf: func(format string, args ...any) { t.Logf(name+": "+format, args...) }},
+		natsbus.LeaseOptions{TTL: 3 * time.Second, Node: name})
+	t.Cleanup(func() {
+		n.cons.Stop()
+		nc.Close()
+		st.Close()
+	})
+	return n
+}
+
+// waitPartitions waits until the nodes together hold every partition,
+// each at most its share, and returns who holds which.
+func waitPartitions(t *testing.T, nodes ...*node) [][]int {
+	t.Helper()
+	share := (natsbus.Partitions + len(nodes) - 1) / len(nodes)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var held [][]int
+		all := map[int]int{}
+		fair := true
+		for _, n := range nodes {
+			ps := n.cons.Status().Partitions
+			held = append(held, ps)
+			fair = fair && len(ps) <= share && len(ps) > 0
+			for _, p := range ps {
+				all[p]++
+			}
+		}
+		once := len(all) == natsbus.Partitions
+		for _, k := range all {
+			once = once && k == 1
+		}
+		if once && fair {
+			return held
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("partitions held %v: want each of the %d once, at most %d a node", held, natsbus.Partitions, share)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestSharedIngest runs three nodes sharing one PostgreSQL store while
+// many sessions are published at once, and stops one of them abruptly
+// mid-stream: by losing NATS (it stops its partitions and leaves its
+// sessions interrupted) or as a process dies (its NATS connection and its
+// store go at once, its writers' heartbeats stop). The others take its
+// partitions over; every session is stored whole, each line once, with a
+// dense seq, and ends.
+func TestSharedIngest(t *testing.T) {
+	for _, crash := range []string{"nats-lost", "process-died"} {
+		t.Run(crash, func(t *testing.T) {
+			dbURL := pgURL(t)
+			ns := startNATS(t, t.TempDir(), -1)
+			nc := connect(t, ns.ClientURL())
+			ensureStream(t, nc)
+			var nodes []*node
+			for i := range 3 {
+				nodes = append(nodes, startNode(t, ns.ClientURL(), dbURL, fmt.Sprintf("n%d", i)))
+			}
+			held := waitPartitions(t, nodes...)
+			t.Logf("partitions: %v", held)
+
+			const sessions, perSession = 24, 600
+			ids := make([]string, sessions)
+			want := make([][]store.Line, sessions)
+			pubs := make([]*natsbus.Publisher, sessions)
+			var wg sync.WaitGroup
+			dir := t.TempDir()
+			for i := range sessions {
+				id := fmt.Sprintf("sh.%s.%02d", crash, i)
+				ids[i] = id
+				sp, err := api.CreateSpool(filepath.Join(dir, id+".spool"), api.SpoolHeader{Server: "nats://test", Session: api.CreateRequest{ID: id, Protocol: "none"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { sp.Close() })
+				p, err := natsbus.NewPublisher(nc, sp, natsbus.PublisherOptions{BatchRecords: 7, Interval: 10 * time.Millisecond})
+				if err != nil {
+					t.Fatal(err)
+				}
+				pubs[i] = p
+				// The runner: lines come in bursts while the stream flows.
+				var lines []store.Line
+				var nerr int64
+				for n := 1; n <= perSession; n++ {
+					lines = append(lines, store.Line{Stream: store.Stdout, N: int64(n), Data: fmt.Appendf(nil, `{"n":%d,"session":%q}`, n, id)})
+					if n%10 == 0 {
+						nerr++
+						lines = append(lines, store.Line{Stream: store.Stderr, N: nerr, Data: fmt.Appendf(nil, "warning %d of %s", nerr, id)})
+					}
+				}
+				want[i] = lines
+				wg.Go(func() {
+					for j, l := range lines {
+						if err := sp.Line(l); err != nil {
+							t.Error(err)
+							return
+						}
+						if j%30 == 29 {
+							if err := sp.Flush(); err != nil {
+								t.Error(err)
+								return
+							}
+							time.Sleep(20 * time.Millisecond)
+						}
+					}
+					code := 0
+					if err := sp.End(api.End{ExitCode: &code}); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+
+			// Mid-stream: a quarter of the lines stored.
+			total := sessions * len(want[0])
+			deadline := time.Now().Add(60 * time.Second)
+			for {
+				n := 0
+				for _, id := range ids {
+					_ = nodes[1].st.Lines(context.Background(), id, func(store.Line) error { n++; return nil })
+				}
+				if n >= total/4 {
+					t.Logf("%d of %d lines stored when n0 stops", n, total)
+					if n == total {
+						t.Fatal("every line was stored before the stop: not mid-stream")
+					}
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%d of %d lines stored", n, total)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			lost := nodes[0].cons.Status().Partitions
+			if len(lost) == 0 {
+				t.Fatal("n0 holds no partition")
+			}
+			stopped := time.Now()
+			nodes[0].nc.Close()
+			if crash == "process-died" {
+				nodes[0].st.Close()
+			}
+			held = waitPartitions(t, nodes[1:]...)
+			t.Logf("n0's partitions taken over %v after its stop", time.Since(stopped).Round(time.Millisecond))
+
+			wg.Wait()
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			for i, p := range pubs {
+				if err := p.Wait(ctx); err != nil {
+					t.Fatalf("publish %s: %v", ids[i], err)
+				}
+			}
+			for i, id := range ids {
+				waitStored(t, nodes[2].st, id, len(want[i]), true)
+			}
+			t.Logf("every session stored %v after the stop", time.Since(stopped).Round(time.Millisecond))
+			held = waitPartitions(t, nodes[1:]...)
+			t.Logf("n0 held %v; after: %v", lost, held)
+			for _, p := range lost {
+				if !slices.Contains(held[0], p) && !slices.Contains(held[1], p) {
+					t.Errorf("partition %02d of n0 not taken over", p)
+				}
+			}
+			st := nodes[2].st
+			for i, id := range ids {
+				waitStored(t, st, id, len(want[i]), true)
+				checkStored(t, st, id, want[i], true)
+				if sess, err := st.Session(ctx, id); err != nil || sess.Status != store.StatusSucceeded {
+					t.Errorf("session %s: status %q, %v; want succeeded", id, sess.Status, err)
+				}
+			}
+		})
+	}
+}
