@@ -73,8 +73,8 @@ takes messages while a majority of them is up. With SQLite, each node has
 its own durable consumer, agentstream-ingest-NODE, and stores and serves
 every session; with PostgreSQL, the nodes share the sessions (--ingest
 shared). The node's storage is in --nats-dir (beside the database by
-default). Its addresses must be loopback ones: the
-embedded node does not authenticate clients or routes yet.`
+default). Its addresses must be loopback ones: the embedded node does not
+authenticate clients or routes yet.`
 
 func cmdServe(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "serve", "[--db PATH] [--addr 127.0.0.1:8377] [--token T] [--require-token] [--nats URL [--ingest all|shared] | --cluster NAME --routes HOST:PORT,...]", serveDoc)
@@ -95,7 +95,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	natsURL := fs.String("nats", "", "ingest the sessions runners publish to NATS JetStream at `URL[,URL...]` (docs/cluster.md)")
 	var cf clusterFlags
 	cf.register(fs)
-	ingestMode := fs.String("ingest", "", "with --nats, take `all` the sessions, or a share of them, `shared` with the other nodes of one store (default: shared with a PostgreSQL store, all otherwise)")
+	ingestMode := fs.String("ingest", "", "with --nats or --cluster, how this node takes the sessions: `MODE` all (every one) or shared (a share of them, with the other nodes of one store) (default: shared with a PostgreSQL store, all otherwise)")
 	heartbeat := fs.Duration("heartbeat-timeout", 2*time.Minute, "end a remote session interrupted when its runner sends nothing for this long (0: never)")
 	pos, code, ok := parseArgs(fs, args)
 	if !ok {
