@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentstream/agentstream"
+	"github.com/agentstream/agentstream/internal/jsonscan"
 )
 
 // SearchText returns the text of an event that search indexes, or "" for
@@ -41,13 +42,60 @@ func SearchText(e *agentstream.Envelope) string {
 }
 
 // BodySearchText returns SearchText of a stored event given by its body
-// (AppendBody), or "" when the body does not parse.
+// (AppendBody), or "" when the body does not parse. It reads only the
+// members that SearchText uses, without decoding the envelope, so that an
+// index fed from stored bodies (a migration, a store's indexer) costs
+// little more than the strings it copies.
 func BodySearchText(body []byte) string {
-	e, err := agentstream.ParseEnvelope(AppendEnvelope(nil, "s", 1, time.Time{}, body))
-	if err != nil {
+	obj := make([]byte, 0, len(body)+1)
+	obj = append(append(obj, '{'), body...)
+	typ, payload := bodyTypePayload(obj)
+	if typ == nil || payload == nil {
 		return ""
 	}
-	return SearchText(&e)
+	str := func(key string) string {
+		v := jsonscan.Get(payload, key)
+		if len(v) == 0 || v[0] != '"' {
+			return ""
+		}
+		out, _, ok := jsonscan.StringAt(nil, v, 0)
+		if !ok {
+			return ""
+		}
+		return string(out)
+	}
+	switch string(typ) {
+	case `"` + agentstream.TypeMessage + `"`, `"` + agentstream.TypeThinking + `"`:
+		return str("text")
+	case `"` + agentstream.TypeToolCall + `"`:
+		return SearchText(&agentstream.Envelope{Payload: &agentstream.ToolCall{Input: str("input"), Summary: str("summary")}})
+	case `"` + agentstream.TypeToolResult + `"`:
+		return str("output")
+	case `"` + agentstream.TypeSessionTitle + `"`:
+		return str("title")
+	}
+	return ""
+}
+
+// bodyTypePayload returns the raw type and payload of an envelope object,
+// nil when it is not one valid object.
+func bodyTypePayload(obj []byte) (typ, payload []byte) {
+	o, ok := jsonscan.Object(obj)
+	if !ok {
+		return nil, nil
+	}
+	for o.Next() {
+		switch {
+		case o.KeyIs("type"):
+			typ = o.Value()
+		case o.KeyIs("payload"):
+			payload = o.Value()
+		}
+	}
+	if o.Err() != nil {
+		return nil, nil
+	}
+	return typ, payload
 }
 
 // ErrBadQuery is returned for a search query that cannot be read: empty,
