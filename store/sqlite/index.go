@@ -114,8 +114,19 @@ func (s *Store) behind(ctx context.Context) (bool, error) {
 // is zero). It returns how many events it indexed, and more true when
 // unindexed events remain.
 func (s *Store) indexSessions(ctx context.Context, idleBefore time.Time) (n int, more bool, err error) {
-	if ok, err := s.behind(ctx); err != nil || !ok {
-		return 0, false, err
+	// Looked up on the read connection first: the write lock is taken
+	// only when there is something to index now.
+	var waiting, idle int
+	cutoff := int64(0)
+	if !idleBefore.IsZero() {
+		cutoff = idleBefore.UnixMilli()
+	}
+	if err := s.read.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE ? = 0 OR heartbeat_at IS NULL OR heartbeat_at <= ?)
+		FROM sessions WHERE indexed_seq < last_seq`, cutoff, cutoff).Scan(&waiting, &idle); err != nil {
+		return 0, false, fmt.Errorf("sqlite: index: %w", err)
+	}
+	if idle == 0 {
+		return 0, waiting > 0, nil
 	}
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {

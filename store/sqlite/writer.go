@@ -535,6 +535,20 @@ func deleteIndexed(ctx context.Context, tx *sql.Tx, sid int64) error {
 	return err
 }
 
+// SetStartedAt sets a session's start time, for a session read from a
+// recording whose start is known only once it is read to its end.
+func (s *Store) SetStartedAt(ctx context.Context, id string, t time.Time) error {
+	res, err := s.write.ExecContext(ctx, `UPDATE sessions SET started_at = ?,
+		tick = (SELECT max(tick) + 1 FROM sessions) WHERE id = ?`, t.UnixMilli(), id)
+	if err != nil {
+		return fmt.Errorf("sqlite: set start: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("sqlite: set start: %w", store.ErrNotFound)
+	}
+	return nil
+}
+
 // SetProtocol records the protocol a session was read with, for a session
 // created before its protocol was known (a run with protocol auto).
 func (s *Store) SetProtocol(ctx context.Context, id, protocol string) error {
