@@ -16,9 +16,9 @@ import (
 // SearchText returns the text of an event that search indexes, or "" for
 // an event that has none: a message's or a thinking's text, a tool call's
 // summary and input, a tool result's output and a session's title. It is
-// the one place that decides what can be found; a store indexes it as the
-// event is appended, and a schema migration indexes the events stored
-// before. The text is what the store holds, secrets already masked.
+// the one place that decides what can be found; a store indexes it when
+// the event is appended or shortly after (see SearchQuery), and a schema
+// migration indexes the events stored before. The text is what the store holds, secrets already masked.
 func SearchText(e *agentstream.Envelope) string {
 	switch p := e.Payload.(type) {
 	case *agentstream.Message:
@@ -328,6 +328,13 @@ func runeAt(s string, i int) rune {
 // SearchQuery selects stored events whose SearchText matches a query. A
 // search returns them latest first: the sessions the store created last
 // first, and within a session the last events first.
+//
+// A search finds every event committed before it began, by any writer of
+// the store. A store may index events after their commit rather than in it
+// (SQLite's does, so that appending never waits for the full-text index);
+// it then indexes what is pending before it answers, so that a caller
+// never waits for the index nor misses an event: a search right after an
+// import finds what was imported, paying for the indexing the import left.
 type SearchQuery struct {
 	// Text is the query (see ParseSearch).
 	Text string

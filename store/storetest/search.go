@@ -13,7 +13,8 @@ import (
 )
 
 // Searcher is a Store with full-text search over its events; the suite
-// checks it when the store has it.
+// checks it when the store has it. Search finds every event committed
+// before it began (see store.SearchQuery), whenever the store indexes it.
 type Searcher interface {
 	Search(ctx context.Context, q store.SearchQuery) ([]store.SearchHit, error)
 }
