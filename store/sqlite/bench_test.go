@@ -111,7 +111,11 @@ func tailDB(b *testing.B) string {
 				return
 			}
 		}
-		tailErr = w.Close(ctx)
+		if tailErr = w.Close(ctx); tailErr != nil {
+			return
+		}
+		// Indexed now, so that the first search does not do it.
+		tailErr = st.IndexPending(ctx)
 	})
 	if tailErr != nil {
 		b.Fatal(tailErr)
