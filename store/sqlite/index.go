@@ -44,7 +44,7 @@ func (s *Store) indexer() {
 	var delay *time.Timer
 	var delayC <-chan time.Time
 	run := func() {
-		_, more, err := s.indexSessions(context.Background(), time.Now().Add(-s.opts.IndexDelay))
+		_, more, err := s.indexSessions(context.Background(), time.Now().Add(-s.opts.IndexDelay), nil)
 		if err == nil && more && delayC == nil {
 			// A session still being written: look again after the
 			// delay.
@@ -88,13 +88,34 @@ func (s *Store) kickIndex() {
 // event committed before it began; the indexer otherwise indexes a
 // session's events once the session has had no commit for
 // Options.IndexDelay.
+//
+// It indexes up to where each session stood when it was called, so that
+// writers that go on committing meanwhile do not keep it going.
 func (s *Store) IndexPending(ctx context.Context) error {
-	for {
-		_, more, err := s.indexSessions(ctx, time.Time{})
+	upto := map[int64]int64{}
+	rows, err := s.read.QueryContext(ctx, `SELECT sid, last_seq FROM sessions WHERE indexed_seq < last_seq`)
+	if err != nil {
+		return fmt.Errorf("sqlite: index: %w", err)
+	}
+	for rows.Next() {
+		var sid, last int64
+		if err := rows.Scan(&sid, &last); err != nil {
+			rows.Close()
+			return fmt.Errorf("sqlite: index: %w", err)
+		}
+		upto[sid] = last
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sqlite: index: %w", err)
+	}
+	for len(upto) > 0 {
+		_, more, err := s.indexSessions(ctx, time.Time{}, upto)
 		if err != nil || !more {
 			return err
 		}
 	}
+	return nil
 }
 
 // behind reports whether some session has events the index lacks, on the
@@ -111,9 +132,11 @@ func (s *Store) behind(ctx context.Context) (bool, error) {
 // indexSessions indexes, in one transaction of at most indexBatchEvents
 // events and indexBatchBytes of text, the unindexed events of the
 // sessions whose last commit is not after idleBefore (any session when it
-// is zero). It returns how many events it indexed, and more true when
-// unindexed events remain.
-func (s *Store) indexSessions(ctx context.Context, idleBefore time.Time) (n int, more bool, err error) {
+// is zero). With upto, it indexes only the sessions upto holds, each up to
+// the seq upto gives it, and deletes from upto those it finished. It
+// returns how many events it indexed, and more true when unindexed events
+// (of upto's sessions, with upto) remain.
+func (s *Store) indexSessions(ctx context.Context, idleBefore time.Time, upto map[int64]int64) (n int, more bool, err error) {
 	// Looked up on the read connection first: the write lock is taken
 	// only when there is something to index now.
 	var waiting, idle int
@@ -135,6 +158,7 @@ func (s *Store) indexSessions(ctx context.Context, idleBefore time.Time) (n int,
 	defer tx.Rollback()
 	type pending struct{ sid, from, to int64 }
 	var todo []pending
+	seen := map[int64]bool{}
 	rows, err := tx.QueryContext(ctx, `SELECT sid, indexed_seq, last_seq, heartbeat_at FROM sessions
 		WHERE indexed_seq < last_seq ORDER BY sid`)
 	if err != nil {
@@ -147,6 +171,18 @@ func (s *Store) indexSessions(ctx context.Context, idleBefore time.Time) (n int,
 			rows.Close()
 			return 0, false, fmt.Errorf("sqlite: index: %w", err)
 		}
+		seen[p.sid] = true
+		if upto != nil {
+			last, ok := upto[p.sid]
+			if !ok {
+				continue
+			}
+			if p.from >= last {
+				delete(upto, p.sid) // indexed meanwhile
+				continue
+			}
+			p.to = min(p.to, last)
+		}
 		if !idleBefore.IsZero() && hb.Valid && hb.Int64 > idleBefore.UnixMilli() {
 			more = true // written lately: later
 			continue
@@ -157,14 +193,23 @@ func (s *Store) indexSessions(ctx context.Context, idleBefore time.Time) (n int,
 	if err := rows.Err(); err != nil {
 		return 0, false, fmt.Errorf("sqlite: index: %w", err)
 	}
+	for sid := range upto {
+		if !seen[sid] {
+			delete(upto, sid) // indexed meanwhile, or deleted
+		}
+	}
 	if len(todo) == 0 {
+		if upto != nil {
+			more = len(upto) > 0
+		}
 		return 0, more, nil
 	}
 	var (
-		keys  []int64
-		texts []string
-		size  int
-		done  int
+		keys     []int64
+		texts    []string
+		size     int
+		done     int
+		finished []int64
 	)
 	flush := func() error {
 		if err := s.insertIndex(ctx, tx, keys, texts); err != nil {
@@ -222,6 +267,9 @@ func (s *Store) indexSessions(ctx context.Context, idleBefore time.Time) (n int,
 		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET indexed_seq = ? WHERE sid = ?`, last, p.sid); err != nil {
 			return 0, false, fmt.Errorf("sqlite: index: %w", err)
 		}
+		if upto != nil && last >= upto[p.sid] {
+			finished = append(finished, p.sid)
+		}
 		done = i + 1
 	}
 	if done < len(todo) {
@@ -229,6 +277,12 @@ func (s *Store) indexSessions(ctx context.Context, idleBefore time.Time) (n int,
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, false, fmt.Errorf("sqlite: index: %w", err)
+	}
+	for _, sid := range finished {
+		delete(upto, sid)
+	}
+	if upto != nil {
+		more = len(upto) > 0
 	}
 	s.indexed.Add(int64(n))
 	s.committed(size + 64*n)

@@ -223,3 +223,66 @@ func TestIndexDeleteSession(t *testing.T) {
 	}
 	checkClosed(t, st)
 }
+
+// TestIndexPendingWhileWriting: IndexPending indexes what was committed
+// before it was called and returns, while a writer goes on committing.
+func TestIndexPendingWhileWriting(t *testing.T) {
+	ctx := context.Background()
+	st := openTest(t, sqlite.Options{IndexDelay: time.Hour})
+	w, err := st.CreateWriter(ctx, store.NewSession{ID: "s_busy", Protocol: "jsonl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, done := make(chan struct{}), make(chan error, 1)
+	envs := wordEvents("s_busy", "kiwi", 1_000_000)
+	go func() {
+		for i := 0; ; i += 100 {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			for _, e := range envs[i : i+100] {
+				if err := w.Handle(ctx, e); err != nil {
+					done <- err
+					return
+				}
+			}
+			if err := w.Flush(ctx); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	for w.Acked() < 2000 {
+		time.Sleep(time.Millisecond)
+	}
+	acked := w.Acked()
+	if err := st.IndexPending(ctx); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", st.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var indexed int64
+	err = db.QueryRow(`SELECT indexed_seq FROM sessions WHERE id = 's_busy'`).Scan(&indexed)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if indexed < acked {
+		t.Errorf("IndexPending returned with seq %d indexed, want at least %d (acknowledged before the call)", indexed, acked)
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	w.Close(ctx)
+	for _, seq := range []int64{1, acked} {
+		if got := searchSeqs(t, st, fmt.Sprintf("kiwi w%d", seq)); len(got) != 1 || got[0] != seq {
+			t.Errorf("kiwi w%d: %v, want [%d]", seq, got, seq)
+		}
+	}
+}
