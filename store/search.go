@@ -10,14 +10,15 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentstream/agentstream"
+	"github.com/agentstream/agentstream/internal/jsonscan"
 )
 
 // SearchText returns the text of an event that search indexes, or "" for
 // an event that has none: a message's or a thinking's text, a tool call's
 // summary and input, a tool result's output and a session's title. It is
-// the one place that decides what can be found; a store indexes it as the
-// event is appended, and a schema migration indexes the events stored
-// before. The text is what the store holds, secrets already masked.
+// the one place that decides what can be found; a store indexes it when
+// the event is appended or shortly after (see SearchQuery), and a schema
+// migration indexes the events stored before. The text is what the store holds, secrets already masked.
 func SearchText(e *agentstream.Envelope) string {
 	switch p := e.Payload.(type) {
 	case *agentstream.Message:
@@ -41,13 +42,60 @@ func SearchText(e *agentstream.Envelope) string {
 }
 
 // BodySearchText returns SearchText of a stored event given by its body
-// (AppendBody), or "" when the body does not parse.
+// (AppendBody), or "" when the body does not parse. It reads only the
+// members that SearchText uses, without decoding the envelope, so that an
+// index fed from stored bodies (a migration, a store's indexer) costs
+// little more than the strings it copies.
 func BodySearchText(body []byte) string {
-	e, err := agentstream.ParseEnvelope(AppendEnvelope(nil, "s", 1, time.Time{}, body))
-	if err != nil {
+	obj := make([]byte, 0, len(body)+1)
+	obj = append(append(obj, '{'), body...)
+	typ, payload := bodyTypePayload(obj)
+	if typ == nil || payload == nil {
 		return ""
 	}
-	return SearchText(&e)
+	str := func(key string) string {
+		v := jsonscan.Get(payload, key)
+		if len(v) == 0 || v[0] != '"' {
+			return ""
+		}
+		out, _, ok := jsonscan.StringAt(nil, v, 0)
+		if !ok {
+			return ""
+		}
+		return string(out)
+	}
+	switch string(typ) {
+	case `"` + agentstream.TypeMessage + `"`, `"` + agentstream.TypeThinking + `"`:
+		return str("text")
+	case `"` + agentstream.TypeToolCall + `"`:
+		return SearchText(&agentstream.Envelope{Payload: &agentstream.ToolCall{Input: str("input"), Summary: str("summary")}})
+	case `"` + agentstream.TypeToolResult + `"`:
+		return str("output")
+	case `"` + agentstream.TypeSessionTitle + `"`:
+		return str("title")
+	}
+	return ""
+}
+
+// bodyTypePayload returns the raw type and payload of an envelope object,
+// nil when it is not one valid object.
+func bodyTypePayload(obj []byte) (typ, payload []byte) {
+	o, ok := jsonscan.Object(obj)
+	if !ok {
+		return nil, nil
+	}
+	for o.Next() {
+		switch {
+		case o.KeyIs("type"):
+			typ = o.Value()
+		case o.KeyIs("payload"):
+			payload = o.Value()
+		}
+	}
+	if o.Err() != nil {
+		return nil, nil
+	}
+	return typ, payload
 }
 
 // ErrBadQuery is returned for a search query that cannot be read: empty,
@@ -280,6 +328,13 @@ func runeAt(s string, i int) rune {
 // SearchQuery selects stored events whose SearchText matches a query. A
 // search returns them latest first: the sessions the store created last
 // first, and within a session the last events first.
+//
+// A search finds every event committed before it began, by any writer of
+// the store. A store may index events after their commit rather than in it
+// (SQLite's does, so that appending never waits for the full-text index);
+// it then indexes what is pending before it answers, so that a caller
+// never waits for the index nor misses an event: a search right after an
+// import finds what was imported, paying for the indexing the import left.
 type SearchQuery struct {
 	// Text is the query (see ParseSearch).
 	Text string

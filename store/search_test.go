@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agentstream/agentstream"
 	"github.com/agentstream/agentstream/store"
 )
 
@@ -69,5 +70,34 @@ func TestSnippet(t *testing.T) {
 	snip, hl = store.Snippet("brownfox and brown foxes", terms)
 	if len(hl) != 0 {
 		t.Errorf("snippet %q highlights %v, want none", snip, hl)
+	}
+}
+
+// TestBodySearchText reads the search text of stored bodies as SearchText
+// reads it of their envelopes.
+func TestBodySearchText(t *testing.T) {
+	for _, p := range []agentstream.Payload{
+		&agentstream.Message{Role: "user", Text: "fix the \"parser\"\n\ttab é \u2028 <b>"},
+		&agentstream.Thinking{Text: "hmm \\ back\\slash"},
+		&agentstream.ToolCall{CallID: "c", Name: "Bash", Input: `{"command":"go test"}`, Summary: "go test"},
+		&agentstream.ToolCall{CallID: "c", Name: "Bash", Input: "same", Summary: "same"},
+		&agentstream.ToolCall{CallID: "c", Name: "Bash", Summary: "only a summary"},
+		&agentstream.ToolCall{CallID: "c", Name: "Bash", Input: "only an input"},
+		&agentstream.ToolResult{CallID: "c", Output: "FAIL x.go:12\r\n\x01ctl"},
+		&agentstream.ToolResult{CallID: "c"},
+		&agentstream.SessionTitle{Title: "A title"},
+		&agentstream.Usage{Scope: agentstream.ScopeCall, Model: "not indexed"},
+		&agentstream.SessionEnded{Status: "failed", Error: "not indexed"},
+	} {
+		e := agentstream.Envelope{Session: "s", Seq: 3, Turn: 1, Harness: "h", Payload: p, Source: &agentstream.Source{Stream: "stdout", Line: 2}}
+		want := store.SearchText(&e)
+		if got := store.BodySearchText(store.AppendBody(nil, &e)); got != want {
+			t.Errorf("%s: BodySearchText %q, SearchText %q", e.Type(), got, want)
+		}
+	}
+	for _, bad := range []string{"", `"harness":null,"type":"message","payload":{"text":"x"`, `"type":"message","payload":{"text":1}}`} {
+		if got := store.BodySearchText([]byte(bad)); got != "" {
+			t.Errorf("BodySearchText(%q) = %q, want empty", bad, got)
+		}
 	}
 }

@@ -174,16 +174,28 @@ func importSeekable(ctx context.Context, st store.Store, r io.ReadSeeker, o impo
 			return "", false, err
 		}
 	}
-	pre, err := prescan(r, o.protocol)
-	if err != nil {
-		return "", false, err
+	if ss, ok := st.(startSetter); ok {
+		// The times are found as the lines are stored, and the start
+		// set after: no reading of the lines beforehand.
+		o.setStart = ss
+	} else {
+		pre, err := prescan(r, o.protocol)
+		if err != nil {
+			return "", false, err
+		}
+		if err := rewind(); err != nil {
+			return "", false, err
+		}
+		o.start, o.end = pre.times(o.mtime)
 	}
-	if err := rewind(); err != nil {
-		return "", false, err
-	}
-	o.start, o.end = pre.times(o.mtime)
 	id, err = importStream(ctx, st, r, o)
 	return id, false, err
+}
+
+// startSetter is a store that can set a session's start time after
+// creating it (sqlite.Store.SetStartedAt).
+type startSetter interface {
+	SetStartedAt(ctx context.Context, id string, t time.Time) error
 }
 
 // prescanned is what a first reading of an import learns.
@@ -287,6 +299,10 @@ type importOptions struct {
 	labels map[string]string
 	// progress, when not nil, counts the bytes stored.
 	progress *progress
+	// setStart, when not nil, replaces the prescan: importStream finds
+	// the times as prescan would and sets the start after the lines are
+	// stored.
+	setStart startSetter
 }
 
 // importBuffer is how many lines import reads before it creates the
@@ -328,6 +344,8 @@ func importStream(ctx context.Context, st store.Store, r io.Reader, o importOpti
 		first     time.Time
 		last      time.Time
 		envs      []agentstream.Envelope
+		folder    agentstream.UsageFolder
+		created   time.Time // the start the session was created with
 	)
 	open := func() error {
 		start := o.start
@@ -337,6 +355,7 @@ func importStream(ctx context.Context, st store.Store, r io.Reader, o importOpti
 		if start.IsZero() {
 			start = o.mtime
 		}
+		created = start
 		// w stays nil when Create fails: a failed Create's writer may be a
 		// typed nil, which w != nil would not tell.
 		created, err := st.Create(ctx, store.NewSession{ID: id, Protocol: a.Name, Harness: harness, StartedAt: start, Labels: o.labels})
@@ -364,12 +383,15 @@ func importStream(ctx context.Context, st store.Store, r io.Reader, o importOpti
 		} else {
 			envs = n.Stderr(envs[:0], al, time.Time{})
 		}
-		for _, env := range envs {
-			if !env.TS.IsZero() {
+		for i := range envs {
+			if ts := envs[i].TS; !ts.IsZero() {
 				if first.IsZero() {
-					first = env.TS
+					first = ts
 				}
-				last = env.TS
+				last = ts
+			}
+			if o.setStart != nil && first.IsZero() {
+				folder.AddEnvelope(&envs[i])
 			}
 		}
 		if w == nil {
@@ -411,12 +433,21 @@ func importStream(ctx context.Context, st store.Store, r io.Reader, o importOpti
 		}
 	}
 	for _, env := range n.End(nil, time.Time{}) {
+		if o.setStart != nil && first.IsZero() {
+			folder.AddEnvelope(&env)
+		}
 		if err := w.Handle(ctx, env); err != nil {
 			w.Close(context.WithoutCancel(ctx))
 			return "", err
 		}
 	}
 	end := o.end
+	if o.setStart != nil {
+		// What prescan would have found: the first event's own time,
+		// else the end at mtime and the start the reported duration
+		// before it.
+		o.start, end = prescanned{first: first, durationMs: folder.Recap().DurationMs}.times(o.mtime)
+	}
 	if end.IsZero() {
 		end = last
 	}
@@ -425,6 +456,11 @@ func importStream(ctx context.Context, st store.Store, r io.Reader, o importOpti
 	}
 	if err := closeAt(ctx, w, end); err != nil {
 		return "", err
+	}
+	if o.setStart != nil && !o.start.Equal(created) {
+		if err := o.setStart.SetStartedAt(ctx, id, o.start); err != nil {
+			return "", err
+		}
 	}
 	return id, nil
 }

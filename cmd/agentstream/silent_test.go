@@ -322,9 +322,26 @@ func TestImportTakesItsTimesFromTheLines(t *testing.T) {
 	}
 	untimedID, _ := importBinary(t, db, "", copyDated(basicQuery, old))
 
+	// Untimed lines, more than import reads before it creates the session,
+	// then the timed ones: the session starts at the first time all the
+	// same.
+	head, _, _ := strings.Cut(string(data), "\n")
+	timedData, err := os.ReadFile(timed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := filepath.Join(dir, "late.jsonl")
+	if err := os.WriteFile(late, []byte(strings.Repeat(head+"\n", 300)+string(timedData)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lateID, _ := importBinary(t, db, "", late)
+
 	got := map[string]store.Session{}
 	for _, s := range storedSessions(t, db) {
 		got[s.ID] = s
+	}
+	if s := got[lateID]; !s.StartedAt.Equal(first) || !s.EndedAt.Equal(last) {
+		t.Errorf("session timed after 300 untimed lines %v to %v, want its timed lines' %v to %v", s.StartedAt, s.EndedAt, first, last)
 	}
 	if s := got[timedID]; !s.StartedAt.Equal(first) || !s.EndedAt.Equal(last) {
 		t.Errorf("timed session %v to %v, want its lines' %v to %v", s.StartedAt, s.EndedAt, first, last)

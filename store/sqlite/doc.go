@@ -25,5 +25,17 @@
 // pid and heartbeat, and a change counter "tick" that Follow polls),
 // events (one row per stored event, keyed by sid<<40 | seq) and lines (the
 // native lines, whole up to the soft limit, else their head with their
-// full size and SHA-256).
+// full size and SHA-256), and events_fts, the full-text index of the
+// events' store.SearchText (FTS5, holding no copy of the text).
+//
+// # Search
+//
+// Commits do not wait for the full-text index: the Store's indexer adds a
+// session's new events once the session has had no commit for
+// Options.IndexDelay (100 ms), in transactions of its own of at most 4,096
+// events, and moves the session's watermark (sessions.indexed_seq) in the
+// same transaction. Whichever process indexes next goes on from the
+// watermark, so that events committed by a process that crashed or exited
+// first are indexed later, each once. Search indexes what is pending first
+// (IndexPending), so that it finds every event committed before it began.
 package sqlite

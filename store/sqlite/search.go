@@ -59,13 +59,23 @@ func ftsQuery(terms []store.SearchTerm) string {
 // Search returns the stored events whose store.SearchText matches q,
 // latest first (see store.SearchQuery), with a snippet of each. It returns
 // an error wrapping store.ErrBadQuery for a query that cannot be read. The
-// full-text index is SQLite's FTS5, filled as events are committed; it
-// yields its matches in that order, so that a search stops at its Limit
-// however many events match.
+// full-text index is SQLite's FTS5, keyed by event key; it yields its
+// matches in that order, so that a search stops at its Limit however many
+// events match. The index is filled by the Store's indexer shortly after
+// the events are committed (see Options.IndexDelay); a search first
+// indexes what it lacks (see IndexPending), so that it finds every event
+// committed before it began, by any process.
 func (s *Store) Search(ctx context.Context, q store.SearchQuery) ([]store.SearchHit, error) {
 	terms, limit, err := q.Prepare()
 	if err != nil {
 		return nil, err
+	}
+	if behind, err := s.behind(ctx); err != nil {
+		return nil, err
+	} else if behind {
+		if err := s.IndexPending(ctx); err != nil {
+			return nil, fmt.Errorf("sqlite: search: %w", err)
+		}
 	}
 	where := []string{"f.events_fts MATCH ?"}
 	args := []any{ftsQuery(terms)}

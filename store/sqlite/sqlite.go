@@ -49,6 +49,11 @@ type Store struct {
 	ckptStop chan struct{}
 	ckptDone chan struct{}
 
+	// The indexer (see indexer).
+	idxKick chan struct{}
+	idxStop chan struct{}
+	idxDone chan struct{}
+
 	insertStmts [4]*sql.Stmt
 	lineStmts   [4]*sql.Stmt
 	ftsStmts    [4]*sql.Stmt
@@ -81,6 +86,11 @@ type Options struct {
 	// died (see RepairMarked): Open and Follow give them the events their
 	// stored lines lack.
 	Dialects store.Dialects
+	// IndexDelay is how long a session must have had no commit before the
+	// Store's indexer adds its new events to the full-text index; zero
+	// means 100 ms. A search indexes what is pending first (see
+	// IndexPending), so the delay only decides when that work is done.
+	IndexDelay time.Duration
 	// MustExist makes Open fail, creating nothing, when there is no file at
 	// the path: the error wraps fs.ErrNotExist. Commands that only read
 	// sessions set it, so that a mistyped path is an error rather than a
@@ -103,6 +113,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.BusyTimeout <= 0 {
 		o.BusyTimeout = 10 * time.Second
+	}
+	if o.IndexDelay <= 0 {
+		o.IndexDelay = 100 * time.Millisecond
 	}
 	return o
 }
@@ -185,6 +198,8 @@ func OpenOptions(path string, opts Options) (*Store, error) {
 	s.ckptKick, s.ckptStop, s.ckptDone = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
 	go s.checkpoints()
 	s.kickCheckpoint() // what a writer that died left in the log
+	s.idxKick, s.idxStop, s.idxDone = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	go s.indexer()
 	return s, nil
 }
 
@@ -251,6 +266,10 @@ func (s *Store) Path() string { return s.path }
 func (s *Store) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
+		if s.idxStop != nil {
+			close(s.idxStop)
+			<-s.idxDone
+		}
 		if s.ckptStop != nil {
 			close(s.ckptStop)
 			<-s.ckptDone
@@ -369,6 +388,13 @@ var migrations = []migration{
 		tokenize = 'unicode61 remove_diacritics 0');
 	INSERT INTO events_fts (events_fts, rank) VALUES ('automerge', 0);
 	INSERT INTO events_fts (events_fts, rank) VALUES ('crisismerge', 64);`, step: indexStoredEvents},
+	// 6: the indexer's watermark (see indexer): a session's events up to
+	// indexed_seq are in the full-text index, and the indexer adds those
+	// after it, which commits no longer do. The events stored before were
+	// indexed by their commits or by migration 5.
+	{sql: `ALTER TABLE sessions ADD COLUMN indexed_seq INTEGER NOT NULL DEFAULT 0;
+	UPDATE sessions SET indexed_seq = last_seq;
+	CREATE INDEX sessions_unindexed ON sessions (sid) WHERE indexed_seq < last_seq;`},
 }
 
 // migrateBodies moves the events of schema 1 into schema 2's table.

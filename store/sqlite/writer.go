@@ -289,6 +289,9 @@ func (s *Store) commit(ctx context.Context, sid int64, id string, b *batch.Batch
 		n += len(b.Lines[i].Data) + 64
 	}
 	s.committed(n)
+	if len(b.Events) > 0 {
+		s.kickIndex()
+	}
 	return nil
 }
 
@@ -318,7 +321,8 @@ func recordColumns(f *store.Fields) []any {
 var insertSizes = []int{128, 32, 8, 1}
 
 // insertEvents inserts events; one whose key is taken must hold the same
-// body, else the commit fails with store.ErrConflict.
+// body, else the commit fails with store.ErrConflict. The full-text index
+// is left to the indexer (see indexer).
 func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, sid int64, id string, evs []batch.Event) error {
 	args := make([]any, 0, insertSizes[0]*eventCols)
 	var inserted int64
@@ -346,7 +350,7 @@ func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, sid int64, id stri
 		rows = rows[n:]
 	}
 	if inserted == int64(len(evs)) {
-		return s.indexEvents(ctx, tx, sid, evs)
+		return nil
 	}
 	// Some keys were taken: each must hold the same body.
 	for i := range evs {
@@ -356,47 +360,6 @@ func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, sid int64, id stri
 		}
 		if string(body) != string(evs[i].Body) {
 			return fmt.Errorf("%w: session %s holds another event at seq %d", store.ErrConflict, id, evs[i].Seq)
-		}
-	}
-	// The index holds some of them already: an event taken out first is
-	// indexed once.
-	for i := range evs {
-		if evs[i].Text == "" {
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM events_fts WHERE rowid = ?`, eventKey(sid, evs[i].Seq)); err != nil {
-			return fmt.Errorf("sqlite: commit events: %w", err)
-		}
-	}
-	return s.indexEvents(ctx, tx, sid, evs)
-}
-
-// indexEvents adds the search text of new events to the full-text index,
-// cut greedily into statements of insertSizes rows.
-func (s *Store) indexEvents(ctx context.Context, tx *sql.Tx, sid int64, evs []batch.Event) error {
-	n := 0
-	for i := range evs {
-		if evs[i].Text != "" {
-			n++
-		}
-	}
-	args := make([]any, 0, 2*min(n, insertSizes[0]))
-	k := 0
-	for i := range evs {
-		if evs[i].Text == "" {
-			continue
-		}
-		for insertSizes[k] > n {
-			k++
-		}
-		args = append(args, eventKey(sid, evs[i].Seq), evs[i].Text)
-		if len(args) == 2*insertSizes[k] {
-			if _, err := tx.StmtContext(ctx, s.ftsStmts[k]).ExecContext(ctx, args...); err != nil {
-				return fmt.Errorf("sqlite: index events: %w", err)
-			}
-			n -= insertSizes[k]
-			s.indexed.Add(int64(insertSizes[k]))
-			args = args[:0]
 		}
 	}
 	return nil
@@ -530,8 +493,7 @@ func (s *Store) ReplaceEvents(ctx context.Context, id string, envs []agentstream
 		eventKey(sid, 0), eventKey(sid, maxSeq)); err != nil {
 		return fmt.Errorf("sqlite: replace events of %s: %w", id, err)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM events_fts WHERE rowid > ? AND rowid <= ?`,
-		eventKey(sid, 0), eventKey(sid, maxSeq)); err != nil {
+	if err := deleteIndexed(ctx, tx, sid); err != nil {
 		return fmt.Errorf("sqlite: replace events of %s: %w", id, err)
 	}
 	if err := s.insertEvents(ctx, tx, sid, id, evs); err != nil {
@@ -543,7 +505,7 @@ func (s *Store) ReplaceEvents(ctx context.Context, id string, envs []agentstream
 		harness = coalesce(?, harness), version = ?, model = ?, title = ?, cwd = coalesce(?, cwd),
 		end_status = ?, reason = ?, error = ?, usage = ?,
 		input_tokens = ?, output_tokens = ?, cache_read_tokens = ?, cache_creation_tokens = ?,
-		reasoning_tokens = ?, cost_usd = ?, last_seq = ?,
+		reasoning_tokens = ?, cost_usd = ?, last_seq = ?, indexed_seq = 0,
 		status = CASE WHEN status = 'interrupted' THEN status ELSE coalesce(?, 'interrupted') END,
 		tick = (SELECT max(tick) + 1 FROM sessions)
 		WHERE sid = ?`, append(r, int64(len(envs)), r[5], sid)...); err != nil {
@@ -553,6 +515,37 @@ func (s *Store) ReplaceEvents(ctx context.Context, id string, envs []agentstream
 		return fmt.Errorf("sqlite: replace events of %s: %w", id, err)
 	}
 	s.committed(checkpointBytes) // the old events' pages too
+	s.kickIndex()
+	return nil
+}
+
+// deleteIndexed takes a session's indexed events out of the full-text
+// index, so that the index holds no row for an event that is gone (a
+// session created later may be given the same sid, and so the same keys).
+func deleteIndexed(ctx context.Context, tx *sql.Tx, sid int64) error {
+	var indexed int64
+	if err := tx.QueryRowContext(ctx, `SELECT indexed_seq FROM sessions WHERE sid = ?`, sid).Scan(&indexed); err != nil {
+		return err
+	}
+	if indexed == 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `DELETE FROM events_fts WHERE rowid > ? AND rowid <= ?`,
+		eventKey(sid, 0), eventKey(sid, indexed))
+	return err
+}
+
+// SetStartedAt sets a session's start time, for a session read from a
+// recording whose start is known only once it is read to its end.
+func (s *Store) SetStartedAt(ctx context.Context, id string, t time.Time) error {
+	res, err := s.write.ExecContext(ctx, `UPDATE sessions SET started_at = ?,
+		tick = (SELECT max(tick) + 1 FROM sessions) WHERE id = ?`, t.UnixMilli(), id)
+	if err != nil {
+		return fmt.Errorf("sqlite: set start: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("sqlite: set start: %w", store.ErrNotFound)
+	}
 	return nil
 }
 
@@ -593,6 +586,9 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 		return fmt.Errorf("sqlite: delete %s: %w", id, err)
 	}
 	defer tx.Rollback()
+	if err := deleteIndexed(ctx, tx, sid); err != nil {
+		return fmt.Errorf("sqlite: delete %s: %w", id, err)
+	}
 	for _, q := range []struct {
 		sql  string
 		args []any

@@ -13,7 +13,8 @@ import (
 )
 
 // Searcher is a Store with full-text search over its events; the suite
-// checks it when the store has it.
+// checks it when the store has it. Search finds every event committed
+// before it began (see store.SearchQuery), whenever the store indexes it.
 type Searcher interface {
 	Search(ctx context.Context, q store.SearchQuery) ([]store.SearchHit, error)
 }
@@ -143,6 +144,24 @@ func searchRule(c *check) {
 		c.must(err, "Search from another process")
 		if len(got) != 1 || got[0].Session != "s_new" {
 			c.errorf("another process: %+v, want s_new's title", got)
+		}
+	}
+	// A deleted session is found no more, nor is anything of it found in
+	// a session created after it.
+	if d, ok := st.(Deleter); ok {
+		c.must(d.DeleteSession(c.ctx, "s_new"), "DeleteSession")
+		w, err := st.Create(c.ctx, store.NewSession{ID: "s_after", Harness: "codex"})
+		c.must(err, "Create after DeleteSession")
+		c.handleAll(w, []agentstream.Envelope{
+			ev("s_after", 1, day, &agentstream.SessionStarted{Harness: "codex"}),
+			ev("s_after", 2, day, &agentstream.Message{Role: "user", Text: "nothing of the other"}),
+			ev("s_after", 3, day, &agentstream.Message{Role: "assistant", Text: "nothing of the other"}),
+		})
+		c.must(w.Close(c.ctx), "Close")
+		for _, word := range []string{"parsing", "parsers"} {
+			if got := search(store.SearchQuery{Text: word}); len(got) != 0 {
+				c.errorf("after DeleteSession of s_new, %s found in %+v", word, got)
+			}
 		}
 	}
 }
