@@ -81,7 +81,11 @@ func TestCrash(t *testing.T) {
 		_ = cmd.Wait()
 		last := <-acked
 
-		st, err := sqlite.Open(db) // reaps the dead writer's session
+		// Reopening reaps the dead writer's session. Indexing waits: what
+		// is checked here is what the writer committed, and the index,
+		// built by this (race-instrumented) process, would make each
+		// round slower than the last.
+		st, err := sqlite.OpenOptions(db, sqlite.Options{IndexDelay: time.Hour})
 		if err != nil {
 			t.Fatalf("round %d: reopen: %v", round, err)
 		}

@@ -105,7 +105,7 @@ func TestSyntaxColour(t *testing.T) {
 		}
 		want("added lines, keywords", tokens("#e3 .d-add", "kw"), "return")
 		want("added lines, strings", tokens("#e3 .d-add", "str"), `"hello, "`)
-		want("added lines, comments", tokens("#e3 .d-add", "com"), "// greet says hello to name.", "/* It is kept short:", "   one line. */")
+		want("added lines, comments", tokens("#e3 .d-add", "com"), "// greet says hello to name.", "/* It is kept short:", "   one line. */") // not a path: a C comment
 		want("removed lines, strings", tokens("#e3 .d-del", "str"), `"hello"`)
 		want("removed lines, comments", tokens("#e3 .d-del", "com"), "// greet says hello.")
 		want("context lines, keywords", tokens("#e3 .d-ctx", "kw"), "package", "func")
@@ -135,7 +135,7 @@ func TestSyntaxColour(t *testing.T) {
 		tb.waitFor("the side-by-side diff", sel("#e3 table.diff-split"), 5*time.Second)
 		want("right side, keywords", tokens("#e3 td.d-add", "kw"), "return")
 		want("right side, strings", tokens("#e3 td.d-add", "str"), `"hello, "`)
-		want("right side, comments", tokens("#e3 td.d-add", "com"), "/* It is kept short:", "   one line. */")
+		want("right side, comments", tokens("#e3 td.d-add", "com"), "/* It is kept short:", "   one line. */") // not a path: a C comment
 		want("left side, comments", tokens("#e3 td.d-del", "com"), "// greet says hello.")
 		// a context line shows on both sides, coloured on both
 		if got := tokens("#e3 td.d-ctx", "kw"); len(slices.DeleteFunc(slices.Clone(got), func(s string) bool { return s != "func" })) != 2 {
