@@ -29,14 +29,15 @@ import (
 //     (a resumed session, or another session in the same file), and runs
 //     add up.
 //   - A transcript has no result lines; Claude Code writes a cost-state
-//     line instead (at the end of a process, and again as it goes on): the
+//     line instead (the last line of each of the lab's runs): the
 //     process's running totals, totalCostUSD and modelUsage over every
 //     model and the subagents, whose calls are in the subagents' own
 //     transcripts. Its session total therefore gives the cost, per model
 //     too, and the duration, but not the tokens: those of the transcript
-//     are its calls' sum. A resumed session's process starts from the
-//     totals of its latest cost-state, so a later cost-state of the same
-//     session whose totals did not go down continues the run.
+//     are its calls' sum. A resumed session's process starts, as
+//     third-party readers describe it, from the totals of its latest
+//     cost-state, so a later cost-state of the same session whose totals
+//     did not go down continues the run; another session's starts one.
 
 // usageVals are the token counters of an Anthropic usage object.
 type usageVals struct {
