@@ -34,6 +34,8 @@ func everyPayload() []agentstream.Payload {
 		&agentstream.Usage{Scope: "session", InputTokens: ptr[int64](3), OutputTokens: ptr[int64](9), CostUSD: ptr(0.25), Run: 2, Models: []agentstream.ModelUsage{
 			{Model: "claude-opus-5[1m]", InputTokens: ptr[int64](2), OutputTokens: ptr[int64](8), CostUSD: ptr(0.25), ContextWindow: ptr[int64](1000000)},
 			{Model: "my-model", InputTokens: ptr[int64](1), OutputTokens: ptr[int64](1)}}},
+		&agentstream.Usage{Scope: "session", CostUSD: ptr(0.00524), DurationMs: ptr[int64](386), Unpriced: true, Models: []agentstream.ModelUsage{
+			{Model: "claude-opus-5-5", CostUSD: ptr(0.00524)}, {Model: "my-model"}}},
 		&agentstream.SessionEnded{Status: "failed", StopReason: "end_turn", Summary: "s", Error: "e", Reason: "exit"},
 		&agentstream.SessionBackground{TaskID: "t", Kind: "shell", Status: "running", Description: "d", Summary: "s", CallID: "c"},
 		&agentstream.Raw{Reason: "unmapped", JSON: []byte(`{"type":"x","a":[1,2]}`), Bytes: 22},

@@ -304,7 +304,7 @@ const (
 //
 // The keys written depend on the scope (docs/format.md); CostUSD and
 // Estimate on a call, and PremiumRequests, ContextTokens/ContextWindow,
-// Run and Models on a session are written only when set.
+// Run, Unpriced and Models on a session are written only when set.
 type Usage struct {
 	Scope               string   `json:"scope"`
 	Model               string   `json:"model,omitempty"`
@@ -339,6 +339,10 @@ type Usage struct {
 	// of the conversation they are the running total of, so that a later
 	// process's totals are known to include this one's.
 	Thread string `json:"thread,omitempty"`
+	// Unpriced, on a session total, says the harness had no price for
+	// part of what the total covers (Claude Code's hasUnknownModelCost):
+	// CostUSD, when set, is a lower bound.
+	Unpriced bool `json:"unpriced,omitempty"`
 }
 
 // ModelUsage is one model's share of a session total.
@@ -438,6 +442,9 @@ func (p *Usage) AppendJSON(b []byte) []byte {
 	if p.Thread != "" {
 		b = append(b, `,"thread":`...)
 		b = appendStr(b, p.Thread)
+	}
+	if p.Unpriced {
+		b = append(b, `,"unpriced":true`...)
 	}
 	if len(p.Models) > 0 {
 		b = append(b, `,"models":[`...)

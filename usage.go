@@ -246,6 +246,18 @@ func over(total *tally, after, all *tally) (tally, bool) {
 	return r, fromTotal
 }
 
+// breakdownTokens reports whether a session total's breakdown by model
+// gives any token count.
+func breakdownTokens(models []ModelUsage) bool {
+	for i := range models {
+		m := &models[i]
+		if m.InputTokens != nil || m.OutputTokens != nil || m.CacheReadTokens != nil || m.CacheCreationTokens != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // modelTally is one model's figures, under its grouping key.
 type modelTally struct {
 	key   string
@@ -326,6 +338,7 @@ func (r *run) figures(sessionModel string) figures {
 		total = tally{in: s.InputTokens, out: s.OutputTokens, cacheRead: s.CacheReadTokens,
 			cacheWrite: s.CacheCreationTokens, reasoning: s.ReasoningTokens}
 		total.cost = reportedCost(s.CostUSD, total.tokens())
+		total.unpriced = s.Unpriced
 		f.duration, f.premium = s.DurationMs, s.PremiumRequests
 		if s.Turns != nil {
 			n := *s.Turns + r.after.calls
@@ -344,6 +357,43 @@ func (r *run) figures(sessionModel string) figures {
 	}
 	f.models = modelTallies{}
 	switch {
+	case r.total != nil && len(r.total.Models) > 0 && !breakdownTokens(r.total.Models):
+		// A breakdown of the cost alone (Claude Code's cost-state): each
+		// model's tokens are its calls' sum, its cost the harness's, with
+		// the cost of its calls after the total added; a model without a
+		// price, or with calls after the total that have none, makes the
+		// run's cost a lower bound.
+		for _, mt := range r.allModels {
+			f.models.merge(mt)
+		}
+		for i := range r.total.Models {
+			m := &r.total.Models[i]
+			key := ModelKey(m.Model)
+			mt := f.models[key]
+			switch {
+			case mt == nil && m.CostUSD == nil:
+				// Nothing known of it here (a subagent's model
+				// without a price): the total says Unpriced.
+				continue
+			case mt == nil:
+				mt = &modelTally{key: key}
+				f.models[key] = mt
+			}
+			mt.addNames([]string{m.Model})
+			if m.CostUSD == nil {
+				continue
+			}
+			mt.t.cost, mt.t.unpriced = nil, false
+			addCost(&mt.t.cost, m.CostUSD)
+			if am := r.afterModel[key]; am != nil {
+				// Calls the total does not cover yet, priced or not.
+				addCost(&mt.t.cost, am.t.cost)
+				mt.t.unpriced = am.t.unpriced
+			}
+		}
+		for _, mt := range f.models {
+			f.t.unpriced = f.t.unpriced || mt.t.unpriced
+		}
 	case r.total != nil && len(r.total.Models) > 0:
 		for i := range r.total.Models {
 			m := &r.total.Models[i]

@@ -31,6 +31,19 @@ func modelUsage(name string, in, out, cr, cc int64, cost float64) agentstream.Mo
 		CacheCreationTokens: ptr(cc), CostUSD: ptr(cost)}
 }
 
+// costOnly is a session total that gives a cost and a duration but no
+// tokens, as a Claude transcript's cost-state line does, with its
+// breakdown of the cost by model.
+func costOnly(run int64, cost float64, ms int64, models ...agentstream.ModelUsage) *agentstream.Usage {
+	return &agentstream.Usage{Scope: agentstream.ScopeSession, Run: run, CostUSD: ptr(cost), DurationMs: ptr(ms), Models: models}
+}
+
+func modelCost(name string, cost *float64) agentstream.ModelUsage {
+	return agentstream.ModelUsage{Model: name, CostUSD: cost}
+}
+
+func unpriced(u *agentstream.Usage) *agentstream.Usage { u.Unpriced = true; return u }
+
 // tokens is what a test says of a recap's figures.
 type tokens struct {
 	From                string
@@ -168,6 +181,53 @@ func TestUsageFolder(t *testing.T) {
 				Missing: []string{"durationMs", "contextTokens", "contextWindow"}},
 		},
 		{
+			// claude-2.1.328-shell.jsonl's transcript: two calls, then the
+			// process's cost-state.
+			name: "a total of the cost alone leaves the tokens to the calls",
+			in: []agentstream.Payload{
+				call("claude-opus-5-5", 1500, 30, 200, 0), call("claude-opus-5-5", 1700, 12, 1500, 0),
+				costOnly(0, 0.01398, 445, modelCost("claude-opus-5-5", ptr(0.01398))),
+			},
+			want: tokens{From: "calls", In: ptr[int64](3200), Out: ptr[int64](42), Read: ptr[int64](1700), Make: ptr[int64](0),
+				Cost: ptr(0.01398), ModelCalls: ptr[int64](2), Runs: 1, Estimated: []string{}, Missing: []string{"turns"}},
+		},
+		{
+			name: "a later total of the cost alone replaces the run's earlier one",
+			in: []agentstream.Payload{
+				call("claude-opus-5-5", 1200, 19, 300, 0), costOnly(0, 0.00524, 386),
+				call("claude-opus-5-5", 1700, 12, 1500, 0), costOnly(0, 0.0125, 900),
+			},
+			want: tokens{From: "calls", In: ptr[int64](2900), Out: ptr[int64](31), Read: ptr[int64](1800), Make: ptr[int64](0),
+				Cost: ptr(0.0125), ModelCalls: ptr[int64](2), Runs: 1, Estimated: []string{}, Missing: []string{"turns"}},
+		},
+		{
+			name: "totals of the cost alone of two runs add up",
+			in: []agentstream.Payload{
+				call("claude-opus-5-5", 1200, 19, 300, 0), costOnly(0, 0.00524, 386),
+				call("claude-opus-5-5", 1700, 12, 1500, 0), costOnly(2, 0.0075, 500),
+			},
+			want: tokens{From: "calls", In: ptr[int64](2900), Out: ptr[int64](31), Read: ptr[int64](1800), Make: ptr[int64](0),
+				Cost: ptr(0.01274), ModelCalls: ptr[int64](2), Runs: 2, Estimated: []string{}, Missing: []string{"turns"}},
+		},
+		{
+			name: "an unpriced total's cost is a lower bound",
+			in: []agentstream.Payload{
+				call("claude-opus-5-5", 1200, 19, 300, 0),
+				unpriced(costOnly(0, 0.00524, 386, modelCost("claude-opus-5-5", ptr(0.00524)), modelCost("my-model", nil))),
+			},
+			want: tokens{From: "calls", In: ptr[int64](1200), Out: ptr[int64](19), Read: ptr[int64](300), Make: ptr[int64](0),
+				Cost: ptr(0.00524), ModelCalls: ptr[int64](1), Runs: 1, Estimated: []string{"costUsd"}, Missing: []string{"turns"}},
+		},
+		{
+			name: "calls after a breakdown of the cost alone make the cost a lower bound",
+			in: []agentstream.Payload{
+				call("claude-opus-5-5", 1200, 19, 300, 0), costOnly(0, 0.00524, 386, modelCost("claude-opus-5-5", ptr(0.00524))),
+				call("claude-opus-5-5", 1700, 12, 1500, 0),
+			},
+			want: tokens{From: "calls", In: ptr[int64](2900), Out: ptr[int64](31), Read: ptr[int64](1800), Make: ptr[int64](0),
+				Cost: ptr(0.00524), ModelCalls: ptr[int64](2), Runs: 1, Estimated: []string{"costUsd"}, Missing: []string{"turns"}},
+		},
+		{
 			name: "nothing reported",
 			in:   []agentstream.Payload{&agentstream.SessionStarted{}},
 			want: tokens{Estimated: []string{}, Missing: []string{"inputTokens", "outputTokens", "cacheReadTokens",
@@ -208,6 +268,23 @@ func TestUsageFolderModels(t *testing.T) {
 				{Model: "claude-haiku-4-5", Names: []string{"claude-haiku-4-5-20251001"}, InputTokens: ptr[int64](480),
 					OutputTokens: ptr[int64](25), CacheReadTokens: ptr[int64](0), CacheCreationTokens: ptr[int64](0),
 					CostUSD: ptr(0.000605), Estimated: []string{}},
+			},
+		},
+		{
+			name: "a breakdown of the cost alone: the calls' tokens, the harness's cost",
+			in: []agentstream.Payload{
+				call("claude-opus-5-5", 1500, 50, 100, 0), call("claude-haiku-4-5-20251001", 400, 5, 0, 0),
+				call("claude-opus-5-5", 1700, 9, 1500, 0),
+				unpriced(costOnly(0, 0.0312, 581, modelCost("claude-opus-5-5", ptr(0.03)),
+					modelCost("claude-haiku-4-5-20251001", ptr(0.0012)), modelCost("my-model", nil))),
+			},
+			want: []agentstream.ModelRecap{
+				{Model: "claude-opus-5-5", Names: []string{"claude-opus-5-5"}, InputTokens: ptr[int64](3200),
+					OutputTokens: ptr[int64](59), CacheReadTokens: ptr[int64](1600), CacheCreationTokens: ptr[int64](0),
+					CostUSD: ptr(0.03), Calls: 2, Estimated: []string{}},
+				{Model: "claude-haiku-4-5", Names: []string{"claude-haiku-4-5-20251001"}, InputTokens: ptr[int64](400),
+					OutputTokens: ptr[int64](5), CacheReadTokens: ptr[int64](0), CacheCreationTokens: ptr[int64](0),
+					CostUSD: ptr(0.0012), Calls: 1, Estimated: []string{}},
 			},
 		},
 		{

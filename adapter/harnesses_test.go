@@ -20,7 +20,7 @@ var updateDocs = flag.Bool("update-docs", false, "rewrite the generated table of
 // harnessNotes says, per protocol, how the harness reports usage and what is
 // known to be missing. The event types come from running the adapter.
 var harnessNotes = map[string][2]string{
-	"claude-json":      {"per call on assistant lines (once per message id; with partial messages the final `message_delta` figures), the process's running total with cost on `result`", "subagent text needs `--forward-subagent-text`; its own title only via the transcript probe (else the first prompt)"},
+	"claude-json":      {"per call on assistant lines (once per message id; with partial messages the final `message_delta` figures), the process's running total with cost on `result`; in a transcript, the process's cost and duration (no tokens) on `cost-state`", "subagent text needs `--forward-subagent-text`; its own title only via the transcript probe (else the first prompt)"},
 	"qwen-json":        {"per call, on one of the lines of a response (the others report zeros), input including cache reads (converted); total on `result`", "no cost"},
 	"amp-json":         {"per message, Anthropic-shaped, as Claude", "`result` carries no usage or cost"},
 	"codex-json":       {"the thread's running total on `turn.completed` (session, input converted to non-cached); legacy streams: per request and total on `token_count`", "no per-call usage in `exec --json`; no cost"},

@@ -73,6 +73,10 @@ type runTotals struct {
 	cost    *float64
 	after   map[string]*claudeCall // calls after the run's latest result
 	order   []string
+	// costState is set once a transcript's cost-state line priced the
+	// run; sinceCost is how many of order came before the latest one.
+	costState bool
+	sinceCost int
 }
 
 // RecordedUsage reads the totals of a recorded Claude Code, Codex or Gemini
@@ -85,6 +89,11 @@ type runTotals struct {
 //     last result (a message's final count: its message_delta, else its
 //     last assistant line) add to it; with no result at all, the calls are
 //     the figures.
+//   - Claude Code's transcripts: no result lines; a cost-state line's
+//     totalCostUSD is the process's cost so far (its subagents' included)
+//     and the tokens are the calls'. A later cost-state of the same
+//     sessionId whose cost did not go down continues the run; another
+//     one starts a run of the calls after the previous cost-state.
 //   - Codex exec --json: turn.completed.usage is the thread's running
 //     total (input including cached input); another thread is another run.
 //     The legacy stream's token_count total_token_usage likewise, and a
@@ -221,6 +230,8 @@ func RecordedUsage(data []byte) Totals {
 				}
 			case typ == "result":
 				claudeResult(&runs, o)
+			case typ == "cost-state":
+				claudeCostState(&runs, o)
 			case typ == "assistant":
 				m, _ := o["message"].(map[string]any)
 				u, _ := m["usage"].(map[string]any)
@@ -362,6 +373,44 @@ func claudeResult(runs *[]*runTotals, o map[string]any) {
 	}
 	spent := val(r.t.InputTokens)+val(r.t.OutputTokens)+val(r.t.CacheReadTokens)+val(r.t.CacheCreationTokens) > 0
 	if cost != nil && !(*cost == 0 && spent) {
+		r.t.CostUSD = cost
+	}
+}
+
+// claudeCostState folds a Claude Code transcript's cost-state line into
+// the runs: the cost of the run, whose tokens stay its calls'.
+func claudeCostState(runs *[]*runTotals, o map[string]any) {
+	sid, _ := o["sessionId"].(string)
+	cost := floatOf(o, "totalCostUSD")
+	if len(*runs) == 0 {
+		*runs = append(*runs, &runTotals{after: map[string]*claudeCall{}})
+	}
+	r := (*runs)[len(*runs)-1]
+	sameRun := !r.costState || (sid == "" || r.session == "" || sid == r.session) &&
+		!(cost != nil && r.cost != nil && *cost < *r.cost)
+	if !sameRun {
+		// A new run: the calls since the previous cost-state are its own.
+		next := &runTotals{after: map[string]*claudeCall{}, order: r.order[r.sinceCost:]}
+		for _, id := range next.order {
+			next.after[id] = r.after[id]
+			delete(r.after, id)
+		}
+		r.order = r.order[:r.sinceCost:r.sinceCost]
+		r = next
+		*runs = append(*runs, r)
+	}
+	r.costState, r.sinceCost = true, len(r.order)
+	r.session, r.cost = sid, cost
+	var spent int64
+	models, _ := o["modelUsage"].(map[string]any)
+	for _, m := range models {
+		mu, _ := m.(map[string]any)
+		for _, k := range []string{"inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens"} {
+			spent += val(intOf(mu, k))
+		}
+	}
+	r.t.CostUSD = nil
+	if cost != nil && !(*cost == 0 && spent > 0) {
 		r.t.CostUSD = cost
 	}
 }

@@ -279,7 +279,7 @@ func (d *Decoder) decodeArray(dst []agentstream.Event, line []byte) []agentstrea
 var lineKinds = []string{
 	"system", "assistant", "user", "stream_event", "result", "rate_limit_event",
 	"control_request", "control_response", "tool_use", "ai-title", "custom-title",
-	"summary", "command_lifecycle", "conversation_reset",
+	"summary", "command_lifecycle", "conversation_reset", "cost-state",
 }
 
 func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, f *fieldsOf) []agentstream.Event {
@@ -298,6 +298,10 @@ func (d *Decoder) dispatch(dst []agentstream.Event, line []byte, f *fieldsOf) []
 		return d.streamEvent(dst, f)
 	case "result":
 		return d.result(dst, line)
+	case "cost-state":
+		if u := d.costState(line); u != nil {
+			return append(dst, agentstream.E(u))
+		}
 	case "rate_limit_event":
 		return d.rateLimit(dst, line, f)
 	case "control_request":

@@ -28,6 +28,16 @@ import (
 //   - A run is one process: its running totals start again in a new process
 //     (a resumed session, or another session in the same file), and runs
 //     add up.
+//   - A transcript has no result lines; Claude Code writes a cost-state
+//     line instead (the last line of each of the lab's runs): the
+//     process's running totals, totalCostUSD and modelUsage over every
+//     model and the subagents, whose calls are in the subagents' own
+//     transcripts. Its session total therefore gives the cost, per model
+//     too, and the duration, but not the tokens: those of the transcript
+//     are its calls' sum. A resumed session's process starts, as
+//     third-party readers describe it, from the totals of its latest
+//     cost-state, so a later cost-state of the same session whose totals
+//     did not go down continues the run; another session's starts one.
 
 // usageVals are the token counters of an Anthropic usage object.
 type usageVals struct {
@@ -203,7 +213,8 @@ func (d *Decoder) flushCalls(dst []agentstream.Event, keep func(*callUsage) bool
 // flushBefore gives the usage of the calls a line shows to be over: those
 // of the line's conversation (main or a subagent's) other than the one an
 // assistant line or message_start continues (a streamed call still waiting
-// for its message_delta was cut off), all of them at a result. A tool's
+// for its message_delta was cut off), all of them at a result or a
+// transcript's cost-state (the process's totals, its calls over). A tool's
 // result does not end its call: in a transcript, a call's last line, with
 // its final count, may come after the result of a tool it asked for first.
 func (d *Decoder) flushBefore(dst []agentstream.Event, f *fieldsOf) []agentstream.Event {
@@ -212,7 +223,7 @@ func (d *Decoder) flushBefore(dst []agentstream.Event, f *fieldsOf) []agentstrea
 	}
 	parent := fields.Str(f.parent)
 	switch f.kind {
-	case "result":
+	case "result", "cost-state":
 		return d.flushCalls(dst, nil)
 	case "assistant":
 		id := fields.Str(f.msgID)
@@ -451,4 +462,69 @@ func addInt(dst **int64, v *int64) {
 		n += **dst
 	}
 	*dst = &n
+}
+
+// costState is the session total a transcript's cost-state line gives: the
+// cost the process reported, in all and per model, and its wall-clock
+// duration, without token counts (see the comment at the top), in a new run
+// when its totals do not continue those of the run so far. A
+// hasUnknownModelCost line's cost is a lower bound (Unpriced), or null when
+// it is 0 for tokens spent.
+func (d *Decoder) costState(line []byte) *agentstream.Usage {
+	var sessionID, cost, duration, models, unknown []byte
+	obj, _ := jsonscan.Object(line)
+	for obj.Next() {
+		switch string(obj.Key()) {
+		case "sessionId":
+			sessionID = obj.Value()
+		case "totalCostUSD":
+			cost = obj.Value()
+		case "totalDuration":
+			duration = obj.Value()
+		case "modelUsage":
+			models = obj.Value()
+		case "hasUnknownModelCost":
+			unknown = obj.Value()
+		}
+	}
+	c, ms := fields.Float(cost), fields.Int(duration)
+	vals, names, breakdown := modelUsage(models)
+	if c == nil && ms == nil && len(breakdown) == 0 {
+		return nil
+	}
+	var sum usageVals
+	for _, n := range names {
+		sum.add(vals[n])
+	}
+	id := fields.Str(sessionID)
+	r := &d.run
+	// Claude Code restores a session's totals only for the same session.
+	other := id != "" && r.sessionID != "" && id != r.sessionID
+	if other || !r.sameRun(id, c, vals, sum, usageVals{}) {
+		*r = runTotals{n: r.n + 1}
+	}
+	if id != "" {
+		r.sessionID = id
+	}
+	if c != nil {
+		r.cost = c
+	}
+	if vals != nil {
+		r.models, r.order, r.sum = vals, names, sum
+	}
+	for i := range breakdown {
+		m := &breakdown[i]
+		m.InputTokens, m.OutputTokens, m.CacheReadTokens, m.CacheCreationTokens = nil, nil, nil, nil
+	}
+	u := &agentstream.Usage{
+		Scope:      agentstream.ScopeSession,
+		CostUSD:    priced(c, sum),
+		DurationMs: counted(ms),
+		Models:     breakdown,
+		Unpriced:   fields.Bool(unknown),
+	}
+	if r.n > 1 {
+		u.Run = r.n
+	}
+	return u
 }

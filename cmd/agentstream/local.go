@@ -24,7 +24,8 @@ $HOME and imports them, each file a session:
 
   claude-code  $CLAUDE_CONFIG_DIR (a comma-separated list), else ~/.claude
                and ~/.config/claude: projects/*/*.jsonl, with the subagents'
-               transcripts beside them (protocol claude-json)
+               transcripts beside them (protocol claude-json; the cost is
+               the one a transcript's cost-state line reports)
   copilot-cli  $COPILOT_HOME or ~/.copilot: session-state/*/events.jsonl
                (protocol copilot-json; its usage records are not read yet)
   codex        $CODEX_HOME (a comma-separated list) or ~/.codex:

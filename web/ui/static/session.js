@@ -1028,8 +1028,8 @@ const TOKEN_FIELDS = [
 // summarizeTurns gives each turn's usage from a session's usage events (in
 // seq order), by the recap's rules within the turn: where the turn has the
 // harness's running totals, what they grew by over the turn (run by run,
-// runs added up), plus the model calls after the turn's latest total; else
-// the sum of its model calls. Duration and the count of model calls come
+// runs added up), plus the model calls after the turn's latest total; else,
+// and for a figure no total gives, the sum of its model calls. Duration and the count of model calls come
 // from the totals where they give them. A figure nobody reported is null.
 function summarizeTurns(list) {
   const turns = new Map();
@@ -1075,10 +1075,18 @@ function summarizeTurns(list) {
     const totals = s.runs.size > 0;
     const calls = totals ? s.after : s.all;
     const f = { calls: s.calls, estimate: calls.estimate };
-    for (const [k] of TOKEN_FIELDS) f[k] = plus(totals ? grew((p) => num(p[k])) : null, calls.sums[k] ?? null);
+    for (const [k] of TOKEN_FIELDS) {
+      // A figure no total gives (a total of the cost alone, as a Claude
+      // transcript's cost-state) is the sum of the turn's calls.
+      const g = totals ? grew((p) => num(p[k])) : null;
+      f[k] = g !== null ? plus(g, s.after.sums[k] ?? null) : s.all.sums[k] ?? null;
+      if (k === 'outputTokens') f.estimate = (g !== null ? s.after : s.all).estimate;
+    }
     const base = totals ? grew(usageCost) : null;
     f.costUsd = plus(base, calls.cost);
-    f.costPartial = f.costUsd !== null && calls.costMissing;
+    // unpriced: the harness had no price for part of its total.
+    const unpriced = [...s.runs.values()].some(({ last }) => last.unpriced === true);
+    f.costPartial = f.costUsd !== null && (calls.costMissing || unpriced);
     f.durationMs = grew((p) => num(p.durationMs));
     const counted = totals ? grew((p) => num(p.turns)) : null;
     f.modelCalls = counted !== null ? counted + s.after.n : s.calls || null;
