@@ -292,47 +292,65 @@ func (c *clusterNode) lastSeq(id string) int64 {
 	return s.LastSeq
 }
 
-// follow opens the node's event stream of session id after the events its
-// store holds now.
-func (c *clusterNode) follow(id string) *stream {
-	c.t.Helper()
-	s := openSSE(c.t, "http://"+c.http+"/api/sessions/"+id+"/stream", strconv.FormatInt(c.lastSeq(id), 10))
-	c.t.Cleanup(s.close)
-	return s
+// liveStream is a node's event stream of a session, opened by follow.
+type liveStream struct {
+	*stream
+	c       *clusterNode
+	id      string
+	after   int64 // the last seq the store held when it was opened
+	running bool  // whether the session was running then
 }
 
-// checkStreamed fails unless s, opened with follow, streamed each event of
-// session id that the node's store holds past the ones it held then, once
-// and in order. It returns the first seq streamed and how often the stream
-// ended with the session interrupted (a writer's process died, another
-// node is to resume it) and was opened again after the last event it
-// streamed, as a client does that still sees the session running.
-func (c *clusterNode) checkStreamed(s *stream, id string) (first int64, reopened int) {
+// follow opens the node's event stream of session id after the events its
+// store holds now.
+func (c *clusterNode) follow(id string) *liveStream {
 	c.t.Helper()
-	last := c.lastSeq(id)
-	for seq := int64(0); seq < last; {
-		ev := s.nextOrEnd(c.t)
+	st, done := c.open()
+	s, err := st.Session(context.Background(), id)
+	done()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	ls := &liveStream{c: c, id: id, after: s.LastSeq, running: s.Running()}
+	ls.stream = openSSE(c.t, "http://"+c.http+"/api/sessions/"+id+"/stream", strconv.FormatInt(ls.after, 10))
+	c.t.Cleanup(func() { ls.close() })
+	return ls
+}
+
+// check fails unless the stream had each event of the session that the
+// node's store holds past the ones it held when it was opened, once and
+// in order. A stream that ends with the session interrupted (its writer's
+// process died, or its node gave its partition to another, which resumes
+// it with its next line) is opened again after the last event it had, as
+// a client does that sees the session running again. It returns how many
+// events the stream had before it first ended, and how often it was
+// opened again.
+func (ls *liveStream) check() (live, reopened int) {
+	c := ls.c
+	c.t.Helper()
+	last := c.lastSeq(ls.id)
+	for seq := ls.after; seq < last; {
+		ev := ls.nextOrEnd(c.t)
 		if ev.name == "end" || ev.name == "resync" {
 			var end struct{ Status string }
 			if ev.name == "end" && (json.Unmarshal([]byte(ev.data), &end) != nil || end.Status != store.StatusInterrupted) {
-				c.t.Fatalf("node %s ended the stream of %s after event %d of %d: %s", c.name, id, seq, last, ev.data)
+				c.t.Fatalf("node %s ended the stream of %s after event %d of %d: %s", c.name, ls.id, seq, last, ev.data)
 			}
-			c.t.Logf("  node %s: the stream of %s: %s %s after event %d", c.name, id, ev.name, ev.data, seq)
-			s.close()
-			s = openSSE(c.t, "http://"+c.http+"/api/sessions/"+id+"/stream", strconv.FormatInt(seq, 10))
-			c.t.Cleanup(s.close)
+			ls.close()
+			ls.stream = openSSE(c.t, "http://"+c.http+"/api/sessions/"+ls.id+"/stream", strconv.FormatInt(seq, 10))
 			reopened++
 			continue
 		}
-		prev := seq
-		seq, _ = strconv.ParseInt(ev.id, 10, 64)
-		if first == 0 {
-			first = seq
-		} else if seq != prev+1 {
-			c.t.Fatalf("node %s streamed event %d of %s after %d", c.name, seq, id, prev)
+		next, _ := strconv.ParseInt(ev.id, 10, 64)
+		if next != seq+1 {
+			c.t.Fatalf("node %s streamed event %d of %s after %d", c.name, next, ls.id, seq)
+		}
+		seq = next
+		if reopened == 0 {
+			live++
 		}
 	}
-	return first, reopened
+	return live, reopened
 }
 
 // streamLeader returns the name of the node that leads the stream.
@@ -572,7 +590,7 @@ func TestClusterFaults(t *testing.T) {
 	// take the phase, and the node catches up once continued.
 	at = time.Now()
 	cut := nodes[0]
-	var live []*stream
+	var live []*liveStream
 	for _, c := range nodes[1:] {
 		live = append(live, c.follow(id))
 	}
@@ -585,11 +603,11 @@ func TestClusterFaults(t *testing.T) {
 	// Their event streams, opened before the phase was printed, had each
 	// of its events as it was stored: their stores feed their hubs.
 	for i, c := range nodes[1:] {
-		first, reopened := c.checkStreamed(live[i], id)
+		n, reopened := live[i].check()
 		if reopened > 0 {
 			t.Errorf("node %s ended the stream of %s %d times", c.name, id, reopened)
 		}
-		t.Logf("  node %s streamed events %d to %d live", c.name, first, c.lastSeq(id))
+		t.Logf("  node %s streamed events %d to %d live", c.name, live[i].after+1, live[i].after+int64(n))
 	}
 	cut.cont()
 	cut.waitStored(id, 2*n, "")
