@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,10 +121,12 @@ func TestClusterFaultsPostgres(t *testing.T) {
 	// (interrupted) once its writer's process is gone, and one the nodes
 	// moved to another is left interrupted, for the next holder to resume
 	// with its next line; their streams end, and are opened again.
+	logAt := map[*clusterNode]int{} // where each node's log stood when follow opened its streams
 	follow := func(runners []*phasedRun, down *clusterNode) []*liveStream {
 		var live []*liveStream
 		for _, c := range nodes {
 			if c != down {
+				logAt[c] = len(c.log.String())
 				for _, r := range runners {
 					live = append(live, c.follow(r.id))
 				}
@@ -150,6 +153,21 @@ func TestClusterFaultsPostgres(t *testing.T) {
 			}
 		}
 		t.Logf("  %d of %d streams had every event live; the others ended %d times, opened again", whole, len(live), reopened)
+		for c, at := range logAt {
+			if c.cmd == nil {
+				continue
+			}
+			var lost []string
+			for l := range strings.SplitSeq(c.log.String()[at:], "\n") {
+				if strings.Contains(l, "lease of partition") {
+					lost = append(lost, strings.TrimPrefix(l, "agentstream serve: ingest from NATS: "))
+				}
+			}
+			if len(lost) > 0 {
+				t.Logf("  node %s meanwhile: %s", c.name, strings.Join(lost, "; "))
+			}
+		}
+		clear(logAt)
 	}
 
 	// An ingest node that holds some of the sessions' partitions, and does
