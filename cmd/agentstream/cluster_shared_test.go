@@ -75,8 +75,10 @@ func sessionsIn(prefix string, parts []int, k int) []string {
 // partitions) killed and restarted. After each, every session holds every
 // line printed so far, once, with a dense seq, served so by every node's
 // API, and the nodes that stayed up streamed the events of the fault's
-// phase live (among them a node that does not hold the session's
-// partition). It skips without AGENTSTREAM_TEST_POSTGRES.
+// phase, each once and in order, opened again after the stream ended with
+// the session interrupted (a takeover); it logs how many streams had every
+// event live, and one of a node that does not hold the session's
+// partition. It skips without AGENTSTREAM_TEST_POSTGRES.
 func TestClusterFaultsPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a cluster of three serve processes sharing PostgreSQL and kills them")
