@@ -18,37 +18,61 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentstream/agentstream"
 	"github.com/agentstream/agentstream/natsbus"
 	"github.com/agentstream/agentstream/store"
+	"github.com/agentstream/agentstream/store/postgres"
 	"github.com/agentstream/agentstream/store/sqlite"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// clusterNode is one `serve --cluster` process of a test's cluster, with
-// its own SQLite database; restarted, it keeps its addresses, database and
-// JetStream storage.
+// clusterNode is one `serve --cluster` process of a test's cluster: with
+// SQLite, it has its own database; with PostgreSQL, the nodes share one,
+// and each has its JetStream storage in a directory of its own. Restarted,
+// it keeps its addresses, database and JetStream storage.
 type clusterNode struct {
 	t                   *testing.T
-	name, db            string
+	name, db, natsDir   string
 	http, client, route string
 	routes              string
-	cmd                 *exec.Cmd
-	log                 *syncBuffer // the stderr of every run
-	stopped             bool
+	// shared is the store the nodes share (PostgreSQL), nil when each has
+	// its own SQLite database.
+	shared  store.Store
+	cmd     *exec.Cmd
+	log     *syncBuffer // the stderr of every run
+	stopped bool
 }
 
 // startClusterNodes starts n serve --cluster processes of one cluster on
-// loopback, each named nI, and waits until each ingests.
-func startClusterNodes(t *testing.T, n int) []*clusterNode {
+// loopback, each named nI, and waits until each ingests. With pg empty,
+// each node has its own SQLite database; else they share the PostgreSQL
+// database at the URL pg (its schema made here), and with it the sessions.
+func startClusterNodes(t *testing.T, n int, pg string) []*clusterNode {
 	t.Helper()
 	addrs := freeAddrs(t, 3*n)
 	routes := strings.Join(addrs[2*n:], ",")
 	dir := t.TempDir()
+	var shared store.Store
+	if pg != "" {
+		if _, errOut, code := runCLI(t, "", "migrate", "--db", pg); code != 0 {
+			t.Fatalf("migrate: exit %d: %s", code, errOut)
+		}
+		st, err := postgres.Open(context.Background(), pg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		shared = st
+	}
 	nodes := make([]*clusterNode, n)
 	for i := range nodes {
-		c := &clusterNode{t: t, name: fmt.Sprintf("n%d", i+1), db: filepath.Join(dir, fmt.Sprintf("n%d.db", i+1)),
+		name := fmt.Sprintf("n%d", i+1)
+		c := &clusterNode{t: t, name: name, db: filepath.Join(dir, name+".db"),
 			http: addrs[i], client: addrs[n+i], route: addrs[2*n+i], routes: routes, log: &syncBuffer{}}
+		if pg != "" {
+			c.db, c.natsDir, c.shared = pg, filepath.Join(dir, name+".nats"), shared
+		}
 		nodes[i] = c
 		t.Cleanup(func() {
 			c.kill()
@@ -82,8 +106,12 @@ func freeAddrs(t *testing.T, n int) []string {
 func (c *clusterNode) start() {
 	c.t.Helper()
 	fmt.Fprintf(c.log, "--- start %s\n", time.Now().Format(time.StampMilli))
-	c.cmd = exec.Command(binary, "serve", "--db", c.db, "--addr", c.http, "--cluster", "test", "--node", c.name,
-		"--nats-listen", c.client, "--cluster-listen", c.route, "--routes", c.routes)
+	args := []string{"serve", "--db", c.db, "--addr", c.http, "--cluster", "test", "--node", c.name,
+		"--nats-listen", c.client, "--cluster-listen", c.route, "--routes", c.routes}
+	if c.natsDir != "" {
+		args = append(args, "--nats-dir", c.natsDir)
+	}
+	c.cmd = exec.Command(binary, args...)
 	c.cmd.Stderr = c.log
 	if err := c.cmd.Start(); err != nil {
 		c.t.Fatal(err)
@@ -117,32 +145,63 @@ func (c *clusterNode) cont() {
 	c.stopped = false
 }
 
+// ingestHealth is the ingest GET /api/health reports.
+type ingestHealth struct {
+	Transport, Mode, State, Node, Consumer string
+	Partitions                             []int
+}
+
+// getHealth returns the ingest GET /api/health at base reports.
+func getHealth(base string) (ingestHealth, error) {
+	resp, err := http.Get(base + "/api/health")
+	if err != nil {
+		return ingestHealth{}, err
+	}
+	defer resp.Body.Close()
+	var h struct{ Ingest ingestHealth }
+	err = json.NewDecoder(resp.Body).Decode(&h)
+	return h.Ingest, err
+}
+
 // waitIngesting waits until GET /api/health says the node's ingest
-// consumer is connected.
+// consumer is connected: its own, or with a shared store the partitions'.
 func (c *clusterNode) waitIngesting() {
 	c.t.Helper()
+	mode, consumer := "all", "agentstream-ingest-"+c.name
+	if c.shared != nil {
+		mode, consumer = "shared", "agentstream-ingest"
+	}
 	waitFor(c.t, 60*time.Second, "node "+c.name+" to ingest", func() bool {
-		resp, err := http.Get("http://" + c.http + "/api/health")
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		var h struct {
-			Ingest struct{ State, Node, Consumer string }
-		}
-		return json.NewDecoder(resp.Body).Decode(&h) == nil && h.Ingest.State == "connected" &&
-			h.Ingest.Node == c.name && h.Ingest.Consumer == "agentstream-ingest-"+c.name
+		h, err := getHealth("http://" + c.http)
+		return err == nil && h.State == "connected" && h.Node == c.name && h.Mode == mode && h.Consumer == consumer
 	})
 }
 
-// stored returns the stdout lines and the status the node's database
-// holds of session id.
-func (c *clusterNode) stored(id string) ([]store.Line, string) {
+// partitions returns the partitions the node holds, as GET /api/health
+// says (none when it does not answer).
+func (c *clusterNode) partitions() []int {
+	h, _ := getHealth("http://" + c.http)
+	return h.Partitions
+}
+
+// open returns the node's store and the function that closes it.
+func (c *clusterNode) open() (store.Store, func()) {
+	c.t.Helper()
+	if c.shared != nil {
+		return c.shared, func() {}
+	}
 	st, err := sqlite.Open(c.db)
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	defer st.Close()
+	return st, func() { st.Close() }
+}
+
+// stored returns the stdout lines and the status the node's store holds
+// of session id.
+func (c *clusterNode) stored(id string) ([]store.Line, string) {
+	st, done := c.open()
+	defer done()
 	s, err := st.Session(context.Background(), id)
 	if err != nil {
 		return nil, ""
@@ -150,38 +209,149 @@ func (c *clusterNode) stored(id string) ([]store.Line, string) {
 	return natsStoredLines(st, id), s.Status
 }
 
-// waitStored waits until the node's database holds n stdout lines of
-// session id (and, with status set, that status), then checks that they
-// are lines 1..n of the harness, each once, and that the session's events
-// have a dense seq.
+// waitStored waits until the node's store holds n stdout lines of session
+// id (and, with status set, that status), then checks that they are lines
+// 1..n of the harness, each once, that the session's events have a dense
+// seq, and that the node's API serves them so (checkServed).
 func (c *clusterNode) waitStored(id string, n int, status string) {
 	c.t.Helper()
 	waitFor(c.t, 60*time.Second, fmt.Sprintf("node %s to hold %d lines of %s", c.name, n, id), func() bool {
 		lines, st := c.stored(id)
 		return len(lines) >= n && (status == "" || st == status)
 	})
-	st, err := sqlite.Open(c.db)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer st.Close()
+	st, done := c.open()
+	defer done()
 	checkLines(c.t, natsStoredLines(st, id), n)
 	checkDenseSeq(c.t, st, id)
+	c.checkServed(id, n, status)
 }
 
-// lastSeq returns the last seq of session id in the node's database.
+// checkServed fails unless the node's HTTP API serves session id (with
+// status set, in that status) with events of seq 1..lastSeq, among which
+// the raw events of lines 1..n of the harness's stdout, each once, in
+// order and as printed.
+func (c *clusterNode) checkServed(id string, n int, status string) {
+	c.t.Helper()
+	get := func(path string, v any) {
+		c.t.Helper()
+		resp, err := http.Get("http://" + c.http + path)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			c.t.Fatalf("node %s: GET %s: %s", c.name, path, resp.Status)
+		}
+		if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+			c.t.Fatalf("node %s: GET %s: %v", c.name, path, err)
+		}
+	}
+	var s store.Session
+	get("/api/sessions/"+id, &s)
+	if status != "" && s.Status != status {
+		c.t.Errorf("node %s serves session %s as %q, want %s", c.name, id, s.Status, status)
+	}
+	var seq, line int64
+	for seq < s.LastSeq {
+		var page []json.RawMessage
+		get(fmt.Sprintf("/api/sessions/%s/events?after=%d&limit=5000", id, seq), &page)
+		if len(page) == 0 {
+			break
+		}
+		for _, b := range page {
+			ev, err := agentstream.ParseEnvelope(b)
+			if err != nil {
+				c.t.Fatalf("node %s serves event %s of %s: %v", c.name, b, id, err)
+			}
+			if ev.Seq != seq+1 {
+				c.t.Fatalf("node %s serves event %d of %s after %d: not dense", c.name, ev.Seq, id, seq)
+			}
+			seq = ev.Seq
+			if raw, ok := ev.Payload.(*agentstream.Raw); ok && ev.Source != nil && ev.Source.Stream == "stdout" {
+				if ev.Source.Line != line+1 || raw.Text != harnessLine(int(line+1)) {
+					c.t.Fatalf("node %s serves event %d of %s as line %d %q, want line %d", c.name, ev.Seq, id, ev.Source.Line, raw.Text, line+1)
+				}
+				line++
+			}
+		}
+	}
+	if seq != s.LastSeq || line != int64(n) {
+		c.t.Errorf("node %s serves %d events of %s (lastSeq %d) with %d stdout lines, want %d", c.name, seq, id, s.LastSeq, line, n)
+	}
+}
+
+// lastSeq returns the last seq of session id in the node's store.
 func (c *clusterNode) lastSeq(id string) int64 {
 	c.t.Helper()
-	st, err := sqlite.Open(c.db)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer st.Close()
+	st, done := c.open()
+	defer done()
 	s, err := st.Session(context.Background(), id)
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	return s.LastSeq
+}
+
+// liveStream is a node's event stream of a session, opened by follow.
+type liveStream struct {
+	*stream
+	c       *clusterNode
+	id      string
+	after   int64 // the last seq the store held when it was opened
+	running bool  // whether the session was running then
+}
+
+// follow opens the node's event stream of session id after the events its
+// store holds now.
+func (c *clusterNode) follow(id string) *liveStream {
+	c.t.Helper()
+	st, done := c.open()
+	s, err := st.Session(context.Background(), id)
+	done()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	ls := &liveStream{c: c, id: id, after: s.LastSeq, running: s.Running()}
+	ls.stream = openSSE(c.t, "http://"+c.http+"/api/sessions/"+id+"/stream", strconv.FormatInt(ls.after, 10))
+	c.t.Cleanup(func() { ls.close() })
+	return ls
+}
+
+// check fails unless the stream had each event of the session that the
+// node's store holds past the ones it held when it was opened, once and
+// in order. A stream that ends with the session interrupted (its writer's
+// process died, or its node gave its partition to another, which resumes
+// it with its next line), or running again already, is opened again after
+// the last event it had, as a client does that sees the session running. It returns how many
+// events the stream had before it first ended, and how often it was
+// opened again.
+func (ls *liveStream) check() (live, reopened int) {
+	c := ls.c
+	c.t.Helper()
+	last := c.lastSeq(ls.id)
+	for seq := ls.after; seq < last; {
+		ev := ls.nextOrEnd(c.t)
+		if ev.name == "end" || ev.name == "resync" {
+			var end struct{ Status string }
+			if ev.name == "end" && (json.Unmarshal([]byte(ev.data), &end) != nil ||
+				end.Status != store.StatusInterrupted && end.Status != store.StatusRunning) {
+				c.t.Fatalf("node %s ended the stream of %s after event %d of %d: %s", c.name, ls.id, seq, last, ev.data)
+			}
+			ls.close()
+			ls.stream = openSSE(c.t, "http://"+c.http+"/api/sessions/"+ls.id+"/stream", strconv.FormatInt(seq, 10))
+			reopened++
+			continue
+		}
+		next, _ := strconv.ParseInt(ev.id, 10, 64)
+		if next != seq+1 {
+			c.t.Fatalf("node %s streamed event %d of %s after %d", c.name, next, ls.id, seq)
+		}
+		seq = next
+		if reopened == 0 {
+			live++
+		}
+	}
+	return live, reopened
 }
 
 // streamLeader returns the name of the node that leads the stream.
@@ -238,52 +408,40 @@ while [ $k -le $p ]; do
 done
 `
 
-// TestClusterFaults runs three serve --cluster processes, each with its
-// own SQLite database, and runners (run --nats, real processes) whose
-// harness prints lines in phases. Between the phases, it cuts a node off
-// (SIGSTOP, then SIGCONT), kills an ingest node with SIGKILL and restarts
-// it, and kills the stream's leader (found through the JetStream API) and
-// restarts it; the harness prints its next phase while the fault lasts.
-// After each, every node holds every line printed so far, once, with a
-// dense seq. A second runner is killed with SIGKILL and its spool resumed
-// with run --resume: every node holds every line of it.
-func TestClusterFaults(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a cluster of three serve processes and kills them")
-	}
-	start := time.Now()
-	nodes := startClusterNodes(t, 3)
-	t.Logf("3 nodes ingesting after %v", time.Since(start).Round(time.Millisecond))
+// faultRuns starts the runners of a fault test: run --nats processes
+// given every node's address, their spools in a directory of the test's.
+type faultRuns struct {
+	t      *testing.T
+	dir    string // the runners' harnesses' directories are in it
+	spools string
+	env    []string
+	urls   string // the nodes' client URLs, comma-separated
+}
+
+func newFaultRuns(t *testing.T, nodes []*clusterNode) *faultRuns {
 	var urls []string
 	for _, c := range nodes {
 		urls = append(urls, "nats://"+c.client)
 	}
 	dir := t.TempDir()
-	spools := filepath.Join(dir, "spool")
-	env := append(os.Environ(), "AGENTSTREAM_SPOOL_DIR="+spools)
-	waitAll := func(id string, n int, status string) {
-		t.Helper()
-		for _, c := range nodes {
-			c.waitStored(id, n, status)
-		}
-	}
-	phase := func(k int) {
-		t.Helper()
-		waitFor(t, 60*time.Second, fmt.Sprintf("the harness to print phase %d", k), func() bool { return exists(filepath.Join(dir, "phase"+strconv.Itoa(k))) })
-	}
-	step := func(what string, at time.Time) {
-		t.Logf("%s: %v", what, time.Since(at).Round(time.Millisecond))
-	}
+	f := &faultRuns{t: t, dir: dir, spools: filepath.Join(dir, "spool"), urls: strings.Join(urls, ",")}
+	f.env = append(os.Environ(), "AGENTSTREAM_SPOOL_DIR="+f.spools)
+	return f
+}
 
-	// A runner killed: what it spooled is published by run --resume.
-	at := time.Now()
-	const killed, nk = "s.cluster.killed", 300
-	kdir := filepath.Join(dir, "killed")
+// killResumed runs session id whose harness prints 2*n lines, kills the
+// runner with SIGKILL once its spool holds them all (and the harness,
+// which lingers), and resumes its spool with run --resume, which publishes
+// the rest and ends the session cancelled.
+func (f *faultRuns) killResumed(id string, n int) {
+	t := f.t
+	t.Helper()
+	kdir := filepath.Join(f.dir, id)
 	os.Mkdir(kdir, 0o755)
-	runner := exec.Command(binary, "run", "--nats", strings.Join(urls, ","), "--session", killed, "--quiet", "--protocol", "claude-json",
-		"--", "sh", "-c", twoHalves, "sh", kdir, strconv.Itoa(nk), "linger")
-	runner.Env = env
-	var rerr bytes.Buffer
+	runner := exec.Command(binary, "run", "--nats", f.urls, "--session", id, "--quiet", "--protocol", "claude-json",
+		"--", "sh", "-c", twoHalves, "sh", kdir, strconv.Itoa(n), "linger")
+	runner.Env = f.env
+	var rerr syncBuffer
 	runner.Stderr = &rerr
 	if err := runner.Start(); err != nil {
 		t.Fatal(err)
@@ -291,10 +449,10 @@ func TestClusterFaults(t *testing.T) {
 	defer runner.Process.Kill()
 	os.WriteFile(filepath.Join(kdir, "go"), nil, 0o644)
 	waitFor(t, 60*time.Second, "the harness to print its lines", func() bool { return exists(filepath.Join(kdir, "pid")) })
-	spool := filepath.Join(spools, killed+".spool")
+	spool := filepath.Join(f.spools, id+".spool")
 	waitFor(t, 30*time.Second, "the spool to hold every line", func() bool {
 		b, _ := os.ReadFile(spool)
-		return bytes.Count(b, []byte("\n")) == 1+2*nk
+		return bytes.Count(b, []byte("\n")) == 1+2*n
 	})
 	runner.Process.Signal(syscall.SIGKILL)
 	runner.Wait()
@@ -304,25 +462,127 @@ func TestClusterFaults(t *testing.T) {
 		}
 	}
 	resume := exec.Command(binary, "run", "--resume", spool, "--upload-wait", "1m")
-	resume.Env = env
+	resume.Env = f.env
 	if out, err := resume.CombinedOutput(); err != nil {
 		t.Fatalf("run --resume: %v: %s (the killed run said: %s)", err, out, rerr.String())
 	}
-	waitAll(killed, 2*nk, store.StatusCancelled)
-	step("runner killed and resumed, every node complete", at)
+}
 
-	// A runner that lives through the nodes' faults.
-	const id, n = "s.cluster.live", 400
-	runner = exec.Command(binary, "run", "--nats", urls[0], "--session", id, "--quiet", "--protocol", "claude-json",
-		"--upload-wait", "2m", "--", "sh", "-c", phases, "sh", dir, strconv.Itoa(n), "4")
-	runner.Env = env
-	rerr.Reset()
-	runner.Stderr = &rerr
-	if err := runner.Start(); err != nil {
-		t.Fatal(err)
+// phasedRun is a runner whose harness prints phases (phases).
+type phasedRun struct {
+	t      *testing.T
+	id     string
+	dir    string
+	n, p   int // lines per phase, phases
+	cmd    *exec.Cmd
+	stderr syncBuffer
+}
+
+// startPhased starts run --nats URLS for session id, whose harness prints
+// p phases of n lines each; it is killed at the end of the test.
+func (f *faultRuns) startPhased(id, urls string, n, p int) *phasedRun {
+	f.t.Helper()
+	r := &phasedRun{t: f.t, id: id, dir: filepath.Join(f.dir, id), n: n, p: p}
+	os.Mkdir(r.dir, 0o755)
+	r.cmd = exec.Command(binary, "run", "--nats", urls, "--session", id, "--quiet", "--protocol", "claude-json",
+		"--upload-wait", "2m", "--", "sh", "-c", phases, "sh", r.dir, strconv.Itoa(n), strconv.Itoa(p))
+	r.cmd.Env = f.env
+	r.cmd.Stderr = &r.stderr
+	if err := r.cmd.Start(); err != nil {
+		f.t.Fatal(err)
 	}
-	defer runner.Process.Kill()
-	phase(1)
+	f.t.Cleanup(func() {
+		if r.cmd.ProcessState == nil {
+			r.cmd.Process.Kill()
+			r.cmd.Wait()
+		}
+	})
+	return r
+}
+
+// printed waits until the harness printed phase k.
+func (r *phasedRun) printed(k int) {
+	r.t.Helper()
+	waitFor(r.t, 60*time.Second, fmt.Sprintf("the harness of %s to print phase %d", r.id, k),
+		func() bool { return exists(filepath.Join(r.dir, "phase"+strconv.Itoa(k))) })
+}
+
+// next lets the harness print the phase after phase k.
+func (r *phasedRun) next(k int) { os.WriteFile(filepath.Join(r.dir, "go"+strconv.Itoa(k)), nil, 0o644) }
+
+// lines returns how many lines the harness prints in all.
+func (r *phasedRun) lines() int { return r.n * r.p }
+
+// wait waits for the runner to exit, and fails unless it succeeded.
+func (r *phasedRun) wait() {
+	r.t.Helper()
+	if err := r.cmd.Wait(); err != nil {
+		r.t.Fatalf("run --nats %s: %v: %s", r.id, err, r.stderr.String())
+	}
+}
+
+// checkNoSpools fails unless every runner's spool was removed.
+func (f *faultRuns) checkNoSpools() {
+	f.t.Helper()
+	if left, _ := filepath.Glob(filepath.Join(f.spools, "*")); len(left) > 0 {
+		f.t.Errorf("spools left: %v", left)
+	}
+}
+
+// leaderOf returns the node named leader (nil for none).
+func leaderOf(nodes []*clusterNode, leader string) *clusterNode {
+	for _, c := range nodes {
+		if c.name == leader {
+			return c
+		}
+	}
+	return nil
+}
+
+// logStep logs how long a step has taken since at.
+func logStep(t *testing.T, what string, at time.Time) {
+	t.Helper()
+	t.Logf("%s: %v", what, time.Since(at).Round(time.Millisecond))
+}
+
+// TestClusterFaults runs three serve --cluster processes, each with its
+// own SQLite database, and runners (run --nats, real processes) whose
+// harness prints lines in phases. Between the phases, it cuts a node off
+// (SIGSTOP, then SIGCONT), kills an ingest node with SIGKILL and restarts
+// it, and kills the stream's leader (found through the JetStream API) and
+// restarts it; the harness prints its next phase while the fault lasts.
+// After each, every node holds every line printed so far, once, with a
+// dense seq, and serves them so. A second runner is killed with SIGKILL
+// and its spool resumed with run --resume: every node holds every line of
+// it. TestClusterFaultsPostgres runs the kills against nodes sharing one
+// PostgreSQL database.
+func TestClusterFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a cluster of three serve processes and kills them")
+	}
+	start := time.Now()
+	nodes := startClusterNodes(t, 3, "")
+	t.Logf("3 nodes ingesting after %v", time.Since(start).Round(time.Millisecond))
+	runs := newFaultRuns(t, nodes)
+	waitAll := func(id string, n int, status string) {
+		t.Helper()
+		for _, c := range nodes {
+			c.waitStored(id, n, status)
+		}
+	}
+
+	// A runner killed: what it spooled is published by run --resume.
+	at := time.Now()
+	const killed, nk = "s.cluster.killed", 300
+	runs.killResumed(killed, nk)
+	waitAll(killed, 2*nk, store.StatusCancelled)
+	logStep(t, "runner killed and resumed, every node complete", at)
+
+	// A runner that lives through the nodes' faults, given the first
+	// node's address only.
+	const id, n = "s.cluster.live", 400
+	runner := runs.startPhased(id, "nats://"+nodes[0].client, n, 4)
+	runner.printed(1)
 	waitAll(id, n, "")
 
 	// A node cut off: SIGSTOP while the harness prints a phase. The runner,
@@ -331,119 +591,86 @@ func TestClusterFaults(t *testing.T) {
 	// take the phase, and the node catches up once continued.
 	at = time.Now()
 	cut := nodes[0]
-	var live []*stream
+	var live []*liveStream
 	for _, c := range nodes[1:] {
-		s := openSSE(t, "http://"+c.http+"/api/sessions/"+id+"/stream", strconv.FormatInt(c.lastSeq(id), 10))
-		defer s.close()
-		live = append(live, s)
+		live = append(live, c.follow(id))
 	}
 	cut.stop()
-	os.WriteFile(filepath.Join(dir, "go1"), nil, 0o644)
-	phase(2)
+	runner.next(1)
+	runner.printed(2)
 	nodes[1].waitStored(id, 2*n, "")
 	nodes[2].waitStored(id, 2*n, "")
-	step("  the other nodes complete", at)
+	logStep(t, "  the other nodes complete", at)
 	// Their event streams, opened before the phase was printed, had each
 	// of its events as it was stored: their stores feed their hubs.
 	for i, c := range nodes[1:] {
-		first, last := int64(0), c.lastSeq(id)
-		for seq := int64(0); seq < last; {
-			ev := live[i].next(t)
-			prev := seq
-			seq, _ = strconv.ParseInt(ev.id, 10, 64)
-			if first == 0 {
-				first = seq
-			} else if seq != prev+1 {
-				t.Fatalf("node %s streamed event %d after %d", c.name, seq, prev)
-			}
+		n, reopened := live[i].check()
+		if reopened > 0 {
+			t.Errorf("node %s ended the stream of %s %d times", c.name, id, reopened)
 		}
-		t.Logf("  node %s streamed events %d to %d live", c.name, first, last)
+		t.Logf("  node %s streamed events %d to %d live", c.name, live[i].after+1, live[i].after+int64(n))
 	}
 	cut.cont()
 	cut.waitStored(id, 2*n, "")
-	step("node cut off and continued, every node complete", at)
+	logStep(t, "node cut off and continued, every node complete", at)
 
 	// An ingest node killed (one that does not lead the stream) and
 	// restarted.
 	at = time.Now()
 	leader := streamLeader(t, nodes)
-	var ingest, lead *clusterNode
+	var ingest *clusterNode
 	for _, c := range nodes {
-		if c.name == leader {
-			lead = c
-		} else if ingest == nil {
+		if c.name != leader && ingest == nil {
 			ingest = c
 		}
 	}
-	if lead == nil {
+	if leaderOf(nodes, leader) == nil {
 		t.Fatalf("the stream's leader %q is none of the nodes", leader)
 	}
 	t.Logf("stream leader %s; killing ingest node %s", leader, ingest.name)
 	ingest.kill()
-	os.WriteFile(filepath.Join(dir, "go2"), nil, 0o644)
-	phase(3)
-	step("  phase 3 printed", at)
+	runner.next(2)
+	runner.printed(3)
+	logStep(t, "  phase 3 printed", at)
 	for _, c := range nodes {
 		if c != ingest {
 			c.waitStored(id, 3*n, "")
 		}
 	}
-	step("  the other nodes complete", at)
+	logStep(t, "  the other nodes complete", at)
 	ingest.start()
 	ingest.waitIngesting()
-	step("  restarted, ingesting", at)
-	ingest.waitStored(id, 3*n, "")
+	logStep(t, "  restarted, ingesting", at)
 	waitAll(id, 3*n, "")
-	step("ingest node killed and restarted, every node complete", at)
+	logStep(t, "ingest node killed and restarted, every node complete", at)
 
 	// The stream's leader killed while the harness prints its last phase,
 	// then restarted.
 	at = time.Now()
-	lead = nil
 	leader = streamLeader(t, nodes)
-	for _, c := range nodes {
-		if c.name == leader {
-			lead = c
-		}
-	}
+	lead := leaderOf(nodes, leader)
 	t.Logf("killing stream leader %s", leader)
 	lead.kill()
-	os.WriteFile(filepath.Join(dir, "go3"), nil, 0o644)
-	phase(4)
-	step("  phase 4 printed", at)
+	runner.next(3)
+	runner.printed(4)
+	logStep(t, "  phase 4 printed", at)
 	for _, c := range nodes {
 		if c != lead {
 			c.waitStored(id, 4*n, store.StatusSucceeded)
 		}
 	}
-	step("  the other nodes complete", at)
-	if err := runner.Wait(); err != nil {
-		t.Fatalf("run --nats: %v: %s", err, rerr.String())
-	}
+	logStep(t, "  the other nodes complete", at)
+	runner.wait()
 	if next := streamLeader(t, nodes); next == leader {
 		t.Errorf("the stream's leader is still %s, which was killed", leader)
 	}
 	lead.start()
 	lead.waitIngesting()
-	step("  restarted, ingesting", at)
+	logStep(t, "  restarted, ingesting", at)
 	waitAll(id, 4*n, store.StatusSucceeded)
 	waitAll(killed, 2*nk, store.StatusCancelled)
-	step("stream leader killed and restarted, every node complete", at)
-	for _, c := range nodes {
-		resp, err := http.Get("http://" + c.http + "/api/sessions/" + id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var s struct{ Status string }
-		err = json.NewDecoder(resp.Body).Decode(&s)
-		resp.Body.Close()
-		if err != nil || s.Status != store.StatusSucceeded {
-			t.Errorf("node %s serves session %s as %q (%v), want %s", c.name, id, s.Status, err, store.StatusSucceeded)
-		}
-	}
-	if left, _ := filepath.Glob(filepath.Join(spools, "*")); len(left) > 0 {
-		t.Errorf("spools left: %v", left)
-	}
+	logStep(t, "stream leader killed and restarted, every node complete", at)
+	runs.checkNoSpools()
 	t.Logf("total %v", time.Since(start).Round(time.Millisecond))
 }
 

@@ -26,8 +26,8 @@ import (
 
 // sseEvent is one event of a server-sent-events stream.
 type sseEvent struct {
-	id, name string
-	env      agentstream.Envelope
+	id, name, data string
+	env            agentstream.Envelope
 }
 
 // stream reads an event stream into a channel until it ends or is closed.
@@ -69,6 +69,7 @@ func openSSE(t *testing.T, url, lastID string) *stream {
 					if e, err := agentstream.ParseEnvelope(data); err == nil {
 						ev.env = e
 					}
+					ev.data = string(data)
 					st.events <- ev
 				}
 				ev, data = sseEvent{}, nil
@@ -89,6 +90,17 @@ func (st *stream) close() { st.resp.Body.Close() }
 // next returns the next stored event (with an id), skipping live deltas.
 func (st *stream) next(t *testing.T) sseEvent {
 	t.Helper()
+	for {
+		if ev := st.nextOrEnd(t); ev.id != "" {
+			return ev
+		}
+	}
+}
+
+// nextOrEnd returns the next stored event (with an id), or the event end
+// or resync that closes the stream, skipping live deltas.
+func (st *stream) nextOrEnd(t *testing.T) sseEvent {
+	t.Helper()
 	timeout := time.After(2 * time.Minute)
 	for {
 		select {
@@ -96,7 +108,7 @@ func (st *stream) next(t *testing.T) sseEvent {
 			if !ok {
 				t.Fatal("the stream ended")
 			}
-			if ev.id != "" {
+			if ev.id != "" || ev.name == "end" || ev.name == "resync" {
 				return ev
 			}
 		case <-timeout:
