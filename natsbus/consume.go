@@ -315,19 +315,17 @@ func (c *Consumer) writeBatch(ctx context.Context, msgs []jetstream.Msg) {
 		g.bytes += len(m.Data())
 	}
 	for _, g := range groups {
-		if ctx.Err() != nil {
-			for _, d := range g.msgs {
-				_ = d.m.Nak()
-			}
-			continue
-		}
-		if len(g.msgs) > 1 && c.writeGroup(ctx, g.msgs) == nil {
+		if len(g.msgs) > 1 && ctx.Err() == nil && c.writeGroup(ctx, g.msgs) == nil {
 			for _, d := range g.msgs {
 				c.ack(d.m)
 			}
 			continue
 		}
 		for _, d := range g.msgs {
+			if ctx.Err() != nil {
+				_ = d.m.Nak()
+				continue
+			}
 			c.handle(ctx, d)
 		}
 	}
