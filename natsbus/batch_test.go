@@ -231,3 +231,81 @@ func TestBatch(t *testing.T) {
 		})
 	}
 }
+
+// slowIngester takes a while over each Lines call, and counts them.
+type slowIngester struct {
+	countingIngester
+	delay time.Duration
+}
+
+func (s *slowIngester) Create(ctx context.Context, req api.CreateRequest) (store.Session, error) {
+	return s.Ingester.Create(ctx, req)
+}
+
+func (s *slowIngester) Lines(ctx context.Context, id string, lines []api.LineIn, end *api.End) (api.LinesResponse, error) {
+	time.Sleep(s.delay)
+	return s.countingIngester.Lines(ctx, id, lines, end)
+}
+
+// TestBatchSlow writes a batch that takes three times the ack wait while
+// another node shares the durable consumer: the messages waiting for
+// their turn are told in progress, so none is delivered again (to the
+// other node) and each session is written once.
+func TestBatchSlow(t *testing.T) {
+	ns := startNATS(t, t.TempDir(), -1)
+	nc := connect(t, ns.ClientURL())
+	ensureStream(t, nc)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const sessions = 12
+	for i := range sessions {
+		id := fmt.Sprintf("s_slow%d", i)
+		data := strings.Join([]string{headerRec(t, id), lineRec(t, store.Stdout, 1, "one line"), endRec}, "\n")
+		if _, err := js.Publish(ctx, natsbus.Subject(id), []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := openStore(t)
+	const ackWait = time.Second
+	ing := &slowIngester{countingIngester: countingIngester{Ingester: api.NewIngester(st, api.Options{HeartbeatTimeout: -1})}, delay: ackWait / 4}
+	cons := natsbus.Consume(connect(t, ns.ClientURL()), ing, natsbus.ConsumerOptions{Durable: "slow", AckWait: ackWait})
+	defer cons.Stop()
+	for {
+		ing.mu.Lock()
+		started := ing.calls > 0
+		ing.mu.Unlock()
+		if started {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the consumer wrote nothing")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	other := &countingIngester{Ingester: api.NewIngester(openStore(t), api.Options{HeartbeatTimeout: -1})}
+	otherCons := natsbus.Consume(connect(t, ns.ClientURL()), other, natsbus.ConsumerOptions{Durable: "slow", AckWait: ackWait})
+	defer otherCons.Stop()
+	for i := range sessions {
+		waitStored(t, st, fmt.Sprintf("s_slow%d", i), 1, true)
+	}
+	// A message delivered again would come after the last is written.
+	time.Sleep(ackWait + ackWait/2)
+	ing.mu.Lock()
+	calls := ing.calls
+	ing.mu.Unlock()
+	if calls != sessions {
+		t.Errorf("%d Lines calls for %d messages: some were delivered again", calls, sessions)
+	}
+	if got := cons.Status().Taken; got != sessions {
+		t.Errorf("%d messages taken, want %d", got, sessions)
+	}
+	other.mu.Lock()
+	defer other.mu.Unlock()
+	if other.calls != 0 {
+		t.Errorf("the other node was given messages (%d calls): some were delivered again", other.calls)
+	}
+}

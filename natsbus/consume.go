@@ -36,13 +36,17 @@ type ConsumerOptions struct {
 	// Durable names the durable consumer; zero means "agentstream-ingest".
 	// Nodes that share it share the messages.
 	Durable string
-	// Batch is how many messages one fetch asks for; zero means 64.
+	// Batch is how many messages one fetch asks for; zero means 512.
+	// The messages of a session that one fetch brings are written
+	// together: a consumer behind the stream writes a session's backlog
+	// in a few commits.
 	Batch int
 	// AckWait is how long a message delivered and not acknowledged waits
 	// before it is delivered again; zero means 5 s. A message lost in
 	// flight when NATS went away holds back the session's later ones
 	// (they are refused as a gap until it comes again) for this long, and
-	// a fetched batch must be written within it.
+	// a fetched batch not yet written is told in progress every half of
+	// it, so as not to be delivered again meanwhile.
 	AckWait time.Duration
 	// Replicas is how many servers of a cluster hold the stream and the
 	// consumer; zero leaves an existing stream as it is (and makes a
@@ -103,7 +107,7 @@ func (o ConsumerOptions) withDefaults() ConsumerOptions {
 		o.Durable = "agentstream-ingest"
 	}
 	if o.Batch <= 0 {
-		o.Batch = 64
+		o.Batch = 512
 	}
 	if o.AckWait <= 0 {
 		o.AckWait = 5 * time.Second
@@ -217,7 +221,7 @@ func (c *Consumer) fetchLoop(ctx context.Context, js jetstream.JetStream, cfg je
 			}
 			continue
 		}
-		c.drain(ctx, batch.Messages())
+		c.drain(ctx, batch.Messages(), time.Now())
 		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
 			report(err)
 			if !sleep() {
@@ -230,10 +234,10 @@ func (c *Consumer) fetchLoop(ctx context.Context, js jetstream.JetStream, cfg je
 	}
 }
 
-// drain handles the messages of a fetched batch as they come: those
-// that came while the last were written are written together
+// drain handles the messages of a batch fetched at fetched as they come:
+// those that came while the last were written are written together
 // (writeBatch). A message that comes once ctx is done is given back.
-func (c *Consumer) drain(ctx context.Context, msgs <-chan jetstream.Msg) {
+func (c *Consumer) drain(ctx context.Context, msgs <-chan jetstream.Msg, fetched time.Time) {
 	var ready []jetstream.Msg
 	for m := range msgs {
 		ready = append(ready[:0], m)
@@ -255,7 +259,7 @@ func (c *Consumer) drain(ctx context.Context, msgs <-chan jetstream.Msg) {
 			}
 			continue
 		}
-		c.writeBatch(ctx, ready)
+		c.writeBatch(ctx, ready, fetched)
 	}
 }
 
@@ -288,7 +292,11 @@ const (
 // again) alone and the others are written and acknowledged. A message
 // with the session's header starts a group, one with its end closes it,
 // and one holding a stub is written alone (its object is fetched then).
-func (c *Consumer) writeBatch(ctx context.Context, msgs []jetstream.Msg) {
+//
+// The messages not yet written are told in progress (their ack wait
+// starts again) once half the ack wait passed since they were fetched (at
+// since, before any was delivered), and again every half of it.
+func (c *Consumer) writeBatch(ctx context.Context, msgs []jetstream.Msg, since time.Time) {
 	type group struct {
 		msgs  []*message
 		lines int
@@ -314,7 +322,15 @@ func (c *Consumer) writeBatch(ctx context.Context, msgs []jetstream.Msg) {
 		g.lines += len(d.lines)
 		g.bytes += len(m.Data())
 	}
-	for _, g := range groups {
+	for i, g := range groups {
+		if time.Since(since) >= c.opts.AckWait/2 {
+			for _, g := range groups[i:] {
+				for _, d := range g.msgs {
+					_ = d.m.InProgress()
+				}
+			}
+			since = time.Now()
+		}
 		if len(g.msgs) > 1 && ctx.Err() == nil && c.writeGroup(ctx, g.msgs) == nil {
 			for _, d := range g.msgs {
 				c.ack(d.m)
