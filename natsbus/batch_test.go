@@ -247,7 +247,7 @@ func (s *slowIngester) Lines(ctx context.Context, id string, lines []api.LineIn,
 	return s.countingIngester.Lines(ctx, id, lines, end)
 }
 
-// TestBatchSlow writes a batch that takes three times the ack wait while
+// TestBatchSlow writes a batch that takes about three times the ack wait while
 // another node shares the durable consumer: the messages waiting for
 // their turn are told in progress, so none is delivered again (to the
 // other node) and each session is written once.
@@ -261,7 +261,7 @@ func TestBatchSlow(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	const sessions = 12
+	const sessions = 24
 	for i := range sessions {
 		id := fmt.Sprintf("s_slow%d", i)
 		data := strings.Join([]string{headerRec(t, id), lineRec(t, store.Stdout, 1, "one line"), endRec}, "\n")
@@ -270,8 +270,8 @@ func TestBatchSlow(t *testing.T) {
 		}
 	}
 	st := openStore(t)
-	const ackWait = time.Second
-	ing := &slowIngester{countingIngester: countingIngester{Ingester: api.NewIngester(st, api.Options{HeartbeatTimeout: -1})}, delay: ackWait / 4}
+	const ackWait = 2 * time.Second
+	ing := &slowIngester{countingIngester: countingIngester{Ingester: api.NewIngester(st, api.Options{HeartbeatTimeout: -1})}, delay: ackWait / 8}
 	cons := natsbus.Consume(connect(t, ns.ClientURL()), ing, natsbus.ConsumerOptions{Durable: "slow", AckWait: ackWait})
 	defer cons.Stop()
 	for {
