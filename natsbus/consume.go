@@ -268,7 +268,7 @@ func (c *Consumer) drain(ctx context.Context, msgs <-chan jetstream.Msg, fetched
 type message struct {
 	m      jetstream.Msg
 	id     string
-	header *api.CreateRequest // the session's creation, its first record
+	header *api.CreateRequest // the session's creation, in its first message
 	lines  []api.LineIn
 	end    *api.End
 	// objects holds, when some lines are stubs, the object of each line
@@ -284,10 +284,10 @@ const (
 )
 
 // writeBatch writes the records of msgs and acknowledges each message
-// once its records are committed. The consecutive messages of a session
+// once its records are committed. The messages of one session among msgs
 // are written together, in one Ingester.Lines call and so one commit of
 // the store, and acknowledged after it; a session's records keep their
-// order. Should that call fail, each of its messages is written alone, as
+// order, and the sessions are independent of one another. Should that call fail, each of its messages is written alone, as
 // handle does, so that a message refused is terminated (or asked for
 // again) alone and the others are written and acknowledged. A message
 // with the session's header starts a group, one with its end closes it,
