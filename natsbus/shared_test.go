@@ -230,7 +230,7 @@ func TestSharedIngest(t *testing.T) {
 			if crash == "process-died" {
 				nodes[0].st.Close()
 			}
-			held = waitPartitions(t, nodes[1:]...)
+			waitPartitions(t, nodes[1:]...)
 			t.Logf("n0's partitions taken over %v after its stop", time.Since(stopped).Round(time.Millisecond))
 
 			wg.Wait()
