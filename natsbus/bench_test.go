@@ -16,7 +16,8 @@ import (
 // 100 bytes each) end to end into SQLite, through the HTTP uploader and
 // api.New, and through the NATS publisher and the consumer on an embedded
 // JetStream server; and publishes it to the stream alone. It reports lines
-// a second of each and the ratios to HTTP:
+// a second of each and the ratios to HTTP, and (on Unix) the CPU time a
+// line costs the whole process end to end over HTTP and over NATS:
 //
 //	go test -run '^$' -bench Transport -benchtime 3x ./natsbus/
 func BenchmarkTransport(b *testing.B) {
@@ -25,6 +26,7 @@ func BenchmarkTransport(b *testing.B) {
 	nc := connect(b, ns.ClientURL())
 	stream := ensureStream(b, nc)
 	var httpTime, natsTime, pubTime time.Duration
+	var httpCPU, natsCPU time.Duration // the process's: every part is in it
 	ctx := context.Background()
 	for i := 0; b.Loop(); i++ {
 		// HTTP: the uploader to a real server over loopback.
@@ -32,12 +34,13 @@ func BenchmarkTransport(b *testing.B) {
 		srv := httptest.NewServer(api.New(st, hub.New(hub.Options{}), api.Options{}))
 		id := fmt.Sprintf("s_http%d", i)
 		sp, _ := newSpool(b, b.TempDir(), id, benchLines, true)
-		start := time.Now()
+		start, cpu := time.Now(), processCPU()
 		up := (&api.Client{URL: srv.URL}).NewUploader(sp, api.UploaderOptions{})
 		if err := up.Wait(ctx); err != nil {
 			b.Fatal(err)
 		}
 		httpTime += time.Since(start)
+		httpCPU += processCPU() - cpu
 		sp.Close()
 		srv.Close()
 
@@ -52,7 +55,7 @@ func BenchmarkTransport(b *testing.B) {
 			natsbus.ConsumerOptions{Durable: fmt.Sprintf("bench%d", i)})
 		id = fmt.Sprintf("s_nats%d", i)
 		sp, lines := newSpool(b, b.TempDir(), id, benchLines, true)
-		start = time.Now()
+		start, cpu = time.Now(), processCPU()
 		p, err := natsbus.NewPublisher(nc, sp, natsbus.PublisherOptions{BatchRecords: 512})
 		if err != nil {
 			b.Fatal(err)
@@ -68,6 +71,7 @@ func BenchmarkTransport(b *testing.B) {
 			time.Sleep(2 * time.Millisecond)
 		}
 		natsTime += time.Since(start)
+		natsCPU += processCPU() - cpu
 		waitStored(b, st, id, len(lines), true)
 		cons.Stop()
 		sp.Close()
@@ -78,4 +82,9 @@ func BenchmarkTransport(b *testing.B) {
 	b.ReportMetric(rate(pubTime), "publish-lines/s")
 	b.ReportMetric(httpTime.Seconds()/natsTime.Seconds(), "nats/http")
 	b.ReportMetric(httpTime.Seconds()/pubTime.Seconds(), "publish/http")
+	if httpCPU > 0 {
+		perLine := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(b.N*benchLines) }
+		b.ReportMetric(perLine(httpCPU), "http-cpu-µs/line")
+		b.ReportMetric(perLine(natsCPU), "nats-cpu-µs/line")
+	}
 }

@@ -36,13 +36,17 @@ type ConsumerOptions struct {
 	// Durable names the durable consumer; zero means "agentstream-ingest".
 	// Nodes that share it share the messages.
 	Durable string
-	// Batch is how many messages one fetch asks for; zero means 64.
+	// Batch is how many messages one fetch asks for; zero means 512.
+	// The messages of a session that one fetch brings are written
+	// together: a consumer behind the stream writes a session's backlog
+	// in a few commits.
 	Batch int
 	// AckWait is how long a message delivered and not acknowledged waits
 	// before it is delivered again; zero means 5 s. A message lost in
 	// flight when NATS went away holds back the session's later ones
 	// (they are refused as a gap until it comes again) for this long, and
-	// a fetched batch must be written within it.
+	// a fetched batch not yet written is told in progress every half of
+	// it, so as not to be delivered again meanwhile.
 	AckWait time.Duration
 	// Replicas is how many servers of a cluster hold the stream and the
 	// consumer; zero leaves an existing stream as it is (and makes a
@@ -103,7 +107,7 @@ func (o ConsumerOptions) withDefaults() ConsumerOptions {
 		o.Durable = "agentstream-ingest"
 	}
 	if o.Batch <= 0 {
-		o.Batch = 64
+		o.Batch = 512
 	}
 	if o.AckWait <= 0 {
 		o.AckWait = 5 * time.Second
@@ -217,13 +221,7 @@ func (c *Consumer) fetchLoop(ctx context.Context, js jetstream.JetStream, cfg je
 			}
 			continue
 		}
-		for m := range batch.Messages() {
-			if ctx.Err() != nil {
-				_ = m.Nak()
-				continue
-			}
-			c.handle(ctx, m)
-		}
+		c.drain(ctx, batch.Messages(), time.Now())
 		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
 			report(err)
 			if !sleep() {
@@ -236,19 +234,157 @@ func (c *Consumer) fetchLoop(ctx context.Context, js jetstream.JetStream, cfg je
 	}
 }
 
+// drain handles the messages of a batch fetched at fetched as they come:
+// those that came while the last were written are written together
+// (writeBatch). A message that comes once ctx is done is given back.
+func (c *Consumer) drain(ctx context.Context, msgs <-chan jetstream.Msg, fetched time.Time) {
+	var ready []jetstream.Msg
+	for m := range msgs {
+		ready = append(ready[:0], m)
+	more:
+		for len(ready) < c.opts.Batch {
+			select {
+			case m, ok := <-msgs:
+				if !ok {
+					break more
+				}
+				ready = append(ready, m)
+			default:
+				break more
+			}
+		}
+		if ctx.Err() != nil {
+			for _, m := range ready {
+				_ = m.Nak()
+			}
+			continue
+		}
+		c.writeBatch(ctx, ready, fetched)
+	}
+}
+
+// message is a message of a batch, decoded: the session its subject
+// names and its records; err says it cannot be decoded (errBadMessage).
+type message struct {
+	m      jetstream.Msg
+	id     string
+	header *api.CreateRequest // the session's creation, in its first message
+	lines  []api.LineIn
+	end    *api.End
+	// objects holds, when some lines are stubs, the object of each line
+	// whose whole is in the object store (nil for the others).
+	objects []*objectRef
+	err     error
+}
+
+// Bounds of the records that writeBatch hands to one Ingester.Lines call.
+const (
+	maxGroupLines = 4096
+	maxGroupBytes = 8 << 20
+)
+
+// writeBatch writes the records of msgs and acknowledges each message
+// once its records are committed. The messages of one session among msgs
+// are written together, in one Ingester.Lines call and so one commit of
+// the store, and acknowledged after it; a session's records keep their
+// order, and the sessions are independent of one another. Should that call fail, each of its messages is written alone, as
+// handle does, so that a message refused is terminated (or asked for
+// again) alone and the others are written and acknowledged. A message
+// with the session's header starts a group, one with its end closes it,
+// and one holding a stub is written alone (its object is fetched then).
+//
+// The messages not yet written are told in progress (their ack wait
+// starts again) once half the ack wait passed since they were fetched (at
+// since, before any was delivered), and again every half of it.
+func (c *Consumer) writeBatch(ctx context.Context, msgs []jetstream.Msg, since time.Time) {
+	type group struct {
+		msgs  []*message
+		lines int
+		bytes int
+	}
+	var groups []*group
+	open := map[string]*group{} // the group a session's next message may join
+	for _, m := range msgs {
+		d := decodeMessage(m)
+		g := open[d.id]
+		if d.err != nil || d.objects != nil || d.header != nil || g == nil ||
+			g.msgs[len(g.msgs)-1].end != nil ||
+			g.lines+len(d.lines) > maxGroupLines || g.bytes+len(m.Data()) > maxGroupBytes {
+			g = &group{}
+			groups = append(groups, g)
+			if d.err == nil && d.objects == nil {
+				open[d.id] = g
+			} else {
+				delete(open, d.id)
+			}
+		}
+		g.msgs = append(g.msgs, d)
+		g.lines += len(d.lines)
+		g.bytes += len(m.Data())
+	}
+	for i, g := range groups {
+		if time.Since(since) >= c.opts.AckWait/2 {
+			for _, g := range groups[i:] {
+				for _, d := range g.msgs {
+					_ = d.m.InProgress()
+				}
+			}
+			since = time.Now()
+		}
+		if len(g.msgs) > 1 && ctx.Err() == nil && c.writeGroup(ctx, g.msgs) == nil {
+			for _, d := range g.msgs {
+				c.ack(d.m)
+			}
+			continue
+		}
+		for _, d := range g.msgs {
+			if ctx.Err() != nil {
+				_ = d.m.Nak()
+				continue
+			}
+			c.handle(ctx, d)
+		}
+	}
+}
+
+// writeGroup writes the records of consecutive messages of one session
+// in one Ingester.Lines call; only the first may hold the header, only
+// the last the end, and none a stub.
+func (c *Consumer) writeGroup(ctx context.Context, ms []*message) error {
+	first, last := ms[0], ms[len(ms)-1]
+	if err := c.create(ctx, first); err != nil {
+		return err
+	}
+	n := 0
+	for _, d := range ms {
+		n += len(d.lines)
+	}
+	lines := make([]api.LineIn, 0, n)
+	for _, d := range ms {
+		lines = append(lines, d.lines...)
+	}
+	_, err := c.ing.Lines(ctx, first.id, lines, last.end)
+	return err
+}
+
+func (c *Consumer) ack(m jetstream.Msg) {
+	if err := m.Ack(); err == nil {
+		c.mu.Lock()
+		c.status.Taken++
+		c.mu.Unlock()
+	}
+}
+
 // handle writes the records of one message and acknowledges it, asks for
 // it again later when the store failed or an earlier message is missing,
 // or terminates it when it can never be taken.
-func (c *Consumer) handle(ctx context.Context, m jetstream.Msg) {
-	err := c.write(ctx, m)
+func (c *Consumer) handle(ctx context.Context, d *message) {
+	m := d.m
+	err := c.write(ctx, d)
 	var ie *api.IngestError
 	switch {
 	case err == nil:
-		if aerr := m.Ack(); aerr == nil {
-			c.mu.Lock()
-			c.status.Taken++
-			c.mu.Unlock()
-		}
+		c.ack(m)
 	case errors.As(err, &ie) && ie.Status == http.StatusBadRequest, errors.Is(err, errBadMessage),
 		errors.As(err, &ie) && ie.Ended:
 		c.opts.Logf("ingest from NATS: %s: message refused: %v", m.Subject(), err)
@@ -278,50 +414,90 @@ func delivered(m jetstream.Msg) uint64 {
 	return md.NumDelivered
 }
 
-func (c *Consumer) write(ctx context.Context, m jetstream.Msg) error {
+// write writes the records of one message.
+func (c *Consumer) write(ctx context.Context, d *message) error {
+	if d.err != nil {
+		return d.err
+	}
+	if err := c.create(ctx, d); err != nil {
+		return err
+	}
+	for i, o := range d.objects {
+		if o != nil {
+			l, err := c.fetchObject(ctx, &d.lines[i], o)
+			if err != nil {
+				return err
+			}
+			d.lines[i] = *l
+		}
+	}
+	if len(d.lines) == 0 && d.end == nil {
+		return nil
+	}
+	_, err := c.ing.Lines(ctx, d.id, d.lines, d.end)
+	return err
+}
+
+// create creates the session of a message that holds its header; a
+// session that exists is no failure.
+func (c *Consumer) create(ctx context.Context, d *message) error {
+	if d.header == nil {
+		return nil
+	}
+	_, err := c.ing.Create(ctx, *d.header)
+	var ie *api.IngestError
+	if err != nil && !(errors.As(err, &ie) && ie.Exists) {
+		return err
+	}
+	return nil
+}
+
+// decodeMessage decodes the records of a message: a header must be of
+// the subject's session, and nothing may follow the end. It fetches no
+// object.
+func decodeMessage(m jetstream.Msg) *message {
+	d := &message{m: m}
 	id, ok := SessionOf(m.Subject())
 	if !ok {
-		return fmt.Errorf("%w: subject %s", errBadMessage, m.Subject())
+		d.err = fmt.Errorf("%w: subject %s", errBadMessage, m.Subject())
+		return d
 	}
-	var lines []api.LineIn
-	var end *api.End
-	for rec := range bytes.SplitSeq(m.Data(), []byte("\n")) {
-		if end != nil {
+	d.id = id
+	d.err = d.decode(m.Data())
+	return d
+}
+
+func (d *message) decode(data []byte) error {
+	for rec := range bytes.SplitSeq(data, []byte("\n")) {
+		if d.end != nil {
 			return fmt.Errorf("%w: records after the end", errBadMessage)
 		}
 		if bytes.HasPrefix(rec, []byte(`{"spool":`)) {
 			var h api.SpoolHeader
-			if err := json.Unmarshal(rec, &h); err != nil || h.Session.ID != id {
-				return fmt.Errorf("%w: a session header not of %s", errBadMessage, id)
+			if err := json.Unmarshal(rec, &h); err != nil || h.Session.ID != d.id {
+				return fmt.Errorf("%w: a session header not of %s", errBadMessage, d.id)
 			}
-			_, err := c.ing.Create(ctx, h.Session)
-			var ie *api.IngestError
-			if err != nil && !(errors.As(err, &ie) && ie.Exists) {
-				return err
-			}
+			d.header = &h.Session
 			continue
 		}
-		r, err := decodeRecord(id, rec)
+		r, err := decodeRecord(d.id, rec)
 		if err != nil {
 			return err
 		}
-		if r.Object != nil {
-			if r.Line, err = c.fetchObject(ctx, r.Line, r.Object); err != nil {
-				return err
-			}
-		}
 		switch {
 		case r.Line != nil:
-			lines = append(lines, *r.Line)
+			if r.Object != nil && d.objects == nil {
+				d.objects = make([]*objectRef, len(d.lines), cap(d.lines))
+			}
+			d.lines = append(d.lines, *r.Line)
+			if d.objects != nil {
+				d.objects = append(d.objects, r.Object)
+			}
 		case r.End != nil:
-			end = r.End
+			d.end = r.End
 		}
 	}
-	if len(lines) == 0 && end == nil {
-		return nil
-	}
-	_, err := c.ing.Lines(ctx, id, lines, end)
-	return err
+	return nil
 }
 
 // record is a record of a message other than the header: a line, possibly

@@ -206,7 +206,19 @@ func (p *Publisher) loop(ctx context.Context) {
 		last   uint64 // the stream sequence of the session's last message
 		buf    []byte
 		msg    []byte
+
+		// The cursor is written at most every cursorEvery, and when the
+		// loop ends: it says how far the stream acknowledged the spool,
+		// but nothing relies on it being exact, since sync looks the
+		// stream up.
+		dirty   bool
+		savedAt time.Time
 	)
+	defer func() {
+		if dirty {
+			_ = p.sp.SaveCursor(off)
+		}
+	}()
 	for {
 		if !synced {
 			off, last, err = p.sync(ctx, r, subject, &buf)
@@ -294,14 +306,19 @@ func (p *Publisher) loop(ctx context.Context) {
 		}
 		backoff = p.opts.Backoff
 		last, off = ack.Sequence, next
-		if err := p.sp.SaveCursor(off); err != nil {
-			p.stopWith(fmt.Errorf("natsbus: spool cursor: %w", err))
-			return
+		dirty = true
+		if !ended && time.Since(savedAt) >= cursorEvery {
+			if err := p.sp.SaveCursor(off); err != nil {
+				p.stopWith(fmt.Errorf("natsbus: spool cursor: %w", err))
+				return
+			}
+			dirty, savedAt = false, time.Now()
 		}
 		p.mu.Lock()
 		p.acked, p.lastErr = off, nil
 		p.mu.Unlock()
 		if ended {
+			dirty = false // the spool and its cursor go
 			if err := p.sp.Remove(); err != nil {
 				p.stopWith(fmt.Errorf("natsbus: spool: %w", err))
 				return
@@ -311,6 +328,11 @@ func (p *Publisher) loop(ctx context.Context) {
 		}
 	}
 }
+
+// cursorEvery is how often a publisher writes its spool's cursor at most:
+// a write per message would cost a session that sends a message for every
+// few lines more than the publish.
+const cursorEvery = time.Second
 
 // putObjects puts the records of objs in the object store, before the
 // message naming them is published. A record put again (a retry, another
