@@ -690,3 +690,83 @@ func (g *Ingester) Release(ctx context.Context, match func(id string) bool) erro
 	}
 	return first
 }
+
+// Resume resumes at once the sessions match accepts that were left
+// without an end: interrupted in the store because their writer was
+// closed without ending them (Release, here or in another process sharing
+// the store) or reaped (its process is gone; the store is asked to reap
+// first when it can), and whose latest session.ended or turn.started is
+// not a session.ended (a session that recorded its own end, its runner's
+// or a heartbeat timeout, is left as it is). keep, when not nil, is asked
+// last of each and may refuse it. Each session resumed is running again,
+// held by this Ingester as if its next line had come; one another process
+// resumed first is skipped. ctx bounds the search; a session once found is
+// resumed whole. It returns how many it resumed and the first error of
+// the store.
+func (g *Ingester) Resume(ctx context.Context, match func(id string) bool, keep func(ctx context.Context, id string) bool) (int, error) {
+	s := g.s
+	if r, ok := s.st.(interface {
+		Reap(ctx context.Context) (int, error)
+	}); ok {
+		if _, err := r.Reap(ctx); err != nil {
+			return 0, err
+		}
+	}
+	var ids []string
+	q := store.SessionQuery{Status: store.StatusInterrupted, Limit: 500}
+	for {
+		page, err := s.st.Sessions(ctx, q)
+		if err != nil {
+			return 0, err
+		}
+		for _, sess := range page.Sessions {
+			if match(sess.ID) {
+				ids = append(ids, sess.ID)
+			}
+		}
+		if page.Next == "" {
+			break
+		}
+		q.Cursor = page.Next
+	}
+	n := 0
+	var first error
+	for _, id := range ids {
+		if ctx.Err() != nil {
+			break
+		}
+		s.ingestMu.Lock()
+		held := s.ingests[id] != nil
+		s.ingestMu.Unlock()
+		if held {
+			continue
+		}
+		last, err := s.st.Events(ctx, id, store.EventQuery{Tail: true, Limit: 1,
+			Types: []string{agentstream.TypeSessionEnded, agentstream.TypeTurnStarted}})
+		if err != nil {
+			if first == nil && !errors.Is(err, store.ErrNotFound) {
+				first = err
+			}
+			continue
+		}
+		if len(last) == 1 && last[0].Type == agentstream.TypeSessionEnded {
+			continue
+		}
+		if keep != nil && !keep(ctx, id) {
+			continue
+		}
+		// Not cut short once begun: a resume stopped half-way leaves the
+		// session for the store's reaping.
+		_, err = s.ingestFor(context.WithoutCancel(ctx), id)
+		var le *lineError
+		switch {
+		case err == nil:
+			n++
+		case errors.As(err, &le):
+			// Resumed by another process, or ended, meanwhile.
+		case first == nil:
+			first = err
+		}
+	}
+	return n, first
+}
