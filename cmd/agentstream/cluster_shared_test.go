@@ -228,6 +228,18 @@ func TestClusterFaultsPostgres(t *testing.T) {
 	}
 	logStep(t, "  every session complete on the other nodes", at)
 	checkLive(live, down)
+	holder := func() map[int]string {
+		h := map[int]string{}
+		for _, c := range nodes {
+			if c.cmd != nil {
+				for _, p := range c.partitions() {
+					h[p] = c.name
+				}
+			}
+		}
+		return h
+	}
+	before := holder()
 	victim.start()
 	victim.waitIngesting()
 	logStep(t, "  restarted, ingesting", at)
@@ -239,7 +251,14 @@ func TestClusterFaultsPostgres(t *testing.T) {
 	// The restarted node took its share back: the sessions of the
 	// partitions that moved, idle until phase 3, were left without an end
 	// by their old holder, and their new one resumes them at once.
-	moved := time.Now()
+	moved, after := time.Now(), holder()
+	var movedIDs []string
+	for _, r := range runners {
+		if p := natsbus.Partition(r.id); before[p] != after[p] {
+			movedIDs = append(movedIDs, fmt.Sprintf("%s (partition %d, %s to %s)", r.id, p, before[p], after[p]))
+		}
+	}
+	t.Logf("  sessions whose partition moved to another node: %v", movedIDs)
 	for _, r := range runners {
 		waitFor(t, 15*time.Second, "session "+r.id+" to run again, idle, after the partitions moved", func() bool {
 			return nodes[0].status(r.id) == store.StatusRunning
