@@ -701,8 +701,8 @@ func (g *Ingester) Release(ctx context.Context, match func(id string) bool) erro
 // last of each and may refuse it. Each session resumed is running again,
 // held by this Ingester as if its next line had come; one another process
 // resumed first is skipped. ctx bounds the search; a session once found is
-// resumed whole. It returns how many it resumed and the first error of
-// the store.
+// resumed whole (within 30 s). It returns how many it resumed and the
+// first error of the store.
 func (g *Ingester) Resume(ctx context.Context, match func(id string) bool, keep func(ctx context.Context, id string) bool) (int, error) {
 	s := g.s
 	if r, ok := s.st.(interface {
@@ -755,9 +755,11 @@ func (g *Ingester) Resume(ctx context.Context, match func(id string) bool, keep 
 		if keep != nil && !keep(ctx, id) {
 			continue
 		}
-		// Not cut short once begun: a resume stopped half-way leaves the
-		// session for the store's reaping.
-		_, err = s.ingestFor(context.WithoutCancel(ctx), id)
+		// Not cut short once begun (a resume stopped half-way would leave
+		// the session to the store's reaping), but bounded.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		_, err = s.ingestFor(rctx, id)
+		cancel()
 		var le *lineError
 		switch {
 		case err == nil:
