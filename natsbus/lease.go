@@ -29,13 +29,14 @@ const DefaultLeaseTTL = 6 * time.Second
 // of a partition it stops taking (api.Ingester is one). Resume resumes at
 // once the sessions match accepts that were left without an end (their
 // writer released or reaped, not ended), those keep accepts, and returns
-// how many; it is called when a partition is taken, as its messages are
-// fetched. Release closes the sessions match accepts without ending them,
+// how many, and how many another process writes (their writer not yet
+// counted gone); it is called when a partition is taken, as its messages
+// are fetched, and again while some wait. Release closes the sessions match accepts without ending them,
 // leaving them for another process to resume; it is called once no
 // goroutine writes them.
 type SharedIngester interface {
 	Ingester
-	Resume(ctx context.Context, match func(id string) bool, keep func(ctx context.Context, id string) bool) (int, error)
+	Resume(ctx context.Context, match func(id string) bool, keep func(ctx context.Context, id string) bool) (resumed, waiting int, err error)
 	Release(ctx context.Context, match func(id string) bool) error
 }
 
@@ -406,8 +407,10 @@ func (s *shared) start(ctx context.Context, p int, l *lease, left time.Duration)
 
 // resume resumes the sessions of partition p left without an end whose
 // runner publishes over NATS: the stream holds their subject (a session
-// of a runner that posts over HTTP is left to it). It tries again, a
-// second apart, while the store or the stream fails, until ctx is done.
+// of a runner that posts over HTTP is left to it). It tries again while
+// the store or the stream fails, or some session is still another
+// process's (its writer died, and the store does not count it gone yet),
+// a second apart doubling to 10 s, until ctx is done.
 func (s *shared) resume(ctx context.Context, p int) {
 	match := func(id string) bool { return Partition(id) == p }
 	for wait := time.Second; ; wait = min(2*wait, 10*time.Second) {
@@ -432,17 +435,19 @@ func (s *shared) resume(ctx context.Context, p int) {
 			}
 			return err == nil
 		}
-		n, err := s.ing.Resume(ctx, match, keep)
+		n, waiting, err := s.ing.Resume(ctx, match, keep)
 		if n > 0 {
 			s.c.opts.Logf("ingest from NATS: partition %02d: %d sessions left without an end resumed", p, n)
 		}
 		if err == nil {
 			err = failed
 		}
-		if err == nil || ctx.Err() != nil {
+		if err == nil && waiting == 0 || ctx.Err() != nil {
 			return
 		}
-		s.c.opts.Logf("ingest from NATS: partition %02d: resuming its sessions: %v", p, err)
+		if err != nil {
+			s.c.opts.Logf("ingest from NATS: partition %02d: resuming its sessions: %v", p, err)
+		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():

@@ -81,7 +81,14 @@ type node struct {
 func startNode(t *testing.T, natsURL, dbURL, name string) *node {
 	t.Helper()
 	// Heartbeats every 250 ms: a writer gone is found after 1.5 s.
-	st, err := postgres.OpenOptions(context.Background(), dbURL, postgres.Options{Heartbeat: 250 * time.Millisecond})
+	return startNodeHeartbeat(t, natsURL, dbURL, name, 250*time.Millisecond)
+}
+
+// startNodeHeartbeat is startNode with the store's writers' heartbeat
+// every hb (a writer counts as gone after 6 of them).
+func startNodeHeartbeat(t *testing.T, natsURL, dbURL, name string, hb time.Duration) *node {
+	t.Helper()
+	st, err := postgres.OpenOptions(context.Background(), dbURL, postgres.Options{Heartbeat: hb})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,21 +276,28 @@ func TestSharedIngest(t *testing.T) {
 }
 
 // TestSharedTakeoverResumes stops the node that holds an idle session's
-// partition (it gives its partitions back, or dies as a process does):
-// the node that takes the partition over resumes the session at once,
-// without a new line, and the runner's remaining lines and end follow.
+// partition (it gives its partitions back, or dies as a process does,
+// its writers counted gone before its leases expire or, with heartbeats
+// every second, 6 s after its death, after): the node that takes the
+// partition over resumes the session at once, or as soon as the store
+// counts its writer gone, without a new line, and the runner's remaining
+// lines and end follow.
 // Sessions of the partition that recorded an end of their own (the
 // runner's, a heartbeat timeout), and one whose runner does not publish
 // over NATS, are left as they are.
 func TestSharedTakeoverResumes(t *testing.T) {
-	for _, crash := range []string{"stopped", "process-died"} {
+	for _, crash := range []string{"stopped", "process-died", "process-died-stale-later"} {
 		t.Run(crash, func(t *testing.T) {
 			dbURL := pgURL(t)
 			ns := startNATS(t, t.TempDir(), -1)
 			nc := connect(t, ns.ClientURL())
 			ensureStream(t, nc)
-			n0 := startNode(t, ns.ClientURL(), dbURL, "n0")
-			n1 := startNode(t, ns.ClientURL(), dbURL, "n1")
+			hb := 250 * time.Millisecond
+			if crash == "process-died-stale-later" {
+				hb = time.Second
+			}
+			n0 := startNodeHeartbeat(t, ns.ClientURL(), dbURL, "n0", hb)
+			n1 := startNodeHeartbeat(t, ns.ClientURL(), dbURL, "n1", hb)
 			held := waitPartitions(t, n0, n1)
 			// Session ids in a partition n0 holds.
 			var ids []string
@@ -378,16 +392,26 @@ func TestSharedTakeoverResumes(t *testing.T) {
 				n0.nc.Close()
 				n0.st.Close()
 			}
-			// Interrupted by the stop, then running again under n1, with no
-			// new line.
+			// Interrupted by the stop (or still running under the dead
+			// writer), then running again under n1, with no new line: a
+			// writer that has beaten since the stop (n0's beat no more).
+			db, err := pgx.Connect(ctx, dbURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close(ctx)
 			var sawInterrupted bool
 			for {
-				s := status(idle)
+				var s string
+				var alive bool
+				if err := db.QueryRow(ctx, `SELECT status, coalesce(heartbeat_at > $1, false) FROM sessions WHERE id = $2`, stopped, idle).Scan(&s, &alive); err != nil {
+					t.Fatal(err)
+				}
 				sawInterrupted = sawInterrupted || s == store.StatusInterrupted
-				if s == store.StatusRunning && slices.Contains(n1.cons.Status().Partitions, natsbus.Partition(idle)) {
+				if s == store.StatusRunning && alive {
 					break
 				}
-				if time.Since(stopped) > 15*time.Second {
+				if time.Since(stopped) > 25*time.Second {
 					t.Fatalf("session %s: %s %v after n0's stop, want running again", idle, s, time.Since(stopped).Round(time.Millisecond))
 				}
 				time.Sleep(20 * time.Millisecond)

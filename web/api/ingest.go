@@ -278,6 +278,7 @@ type lineError struct {
 	expected map[string]int64
 	ended    bool
 	exists   bool
+	running  bool // another process writes the session
 }
 
 func (e *lineError) Error() string { return e.msg }
@@ -554,7 +555,7 @@ func (s *server) ingestFor(ctx context.Context, id string) (*ingest, error) {
 	// server taking over from one that died goes on at once.
 	wr, err := s.st.Resume(ctx, id)
 	if errors.Is(err, store.ErrRunning) {
-		return nil, &lineError{code: http.StatusConflict, msg: "session " + id + " is being written by another process"}
+		return nil, &lineError{code: http.StatusConflict, msg: "session " + id + " is being written by another process", running: true}
 	}
 	if err != nil {
 		return nil, &lineError{code: http.StatusConflict, msg: err.Error()}
@@ -699,37 +700,43 @@ func (g *Ingester) Release(ctx context.Context, match func(id string) bool) erro
 // not a session.ended (a session that recorded its own end, its runner's
 // or a heartbeat timeout, is left as it is). keep, when not nil, is asked
 // last of each and may refuse it. Each session resumed is running again,
-// held by this Ingester as if its next line had come; one another process
-// resumed first is skipped. ctx bounds the search; a session once found is
-// resumed whole (within 30 s). It returns how many it resumed and the
-// first error of the store.
-func (g *Ingester) Resume(ctx context.Context, match func(id string) bool, keep func(ctx context.Context, id string) bool) (int, error) {
+// held by this Ingester as if its next line had come. ctx bounds the
+// search; a session once found is resumed whole (within 30 s).
+//
+// It returns how many it resumed, how many of those sessions (running or
+// not) another process writes, which a later call may resume once the
+// store counts their writer gone (store.Owner.Gone), and the first error
+// of the store.
+func (g *Ingester) Resume(ctx context.Context, match func(id string) bool, keep func(ctx context.Context, id string) bool) (resumed, waiting int, err error) {
 	s := g.s
 	if r, ok := s.st.(interface {
 		Reap(ctx context.Context) (int, error)
 	}); ok {
 		if _, err := r.Reap(ctx); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
+	// The running sessions too: those whose writer the store does not
+	// count gone yet.
 	var ids []string
-	q := store.SessionQuery{Status: store.StatusInterrupted, Limit: 500}
-	for {
-		page, err := s.st.Sessions(ctx, q)
-		if err != nil {
-			return 0, err
-		}
-		for _, sess := range page.Sessions {
-			if match(sess.ID) {
-				ids = append(ids, sess.ID)
+	for _, status := range []string{store.StatusInterrupted, store.StatusRunning} {
+		q := store.SessionQuery{Status: status, Limit: 500}
+		for {
+			page, err := s.st.Sessions(ctx, q)
+			if err != nil {
+				return 0, 0, err
 			}
+			for _, sess := range page.Sessions {
+				if match(sess.ID) {
+					ids = append(ids, sess.ID)
+				}
+			}
+			if page.Next == "" {
+				break
+			}
+			q.Cursor = page.Next
 		}
-		if page.Next == "" {
-			break
-		}
-		q.Cursor = page.Next
 	}
-	n := 0
 	var first error
 	for _, id := range ids {
 		if ctx.Err() != nil {
@@ -763,12 +770,14 @@ func (g *Ingester) Resume(ctx context.Context, match func(id string) bool, keep 
 		var le *lineError
 		switch {
 		case err == nil:
-			n++
+			resumed++
+		case errors.As(err, &le) && le.running:
+			waiting++
 		case errors.As(err, &le):
-			// Resumed by another process, or ended, meanwhile.
+			// Ended meanwhile.
 		case first == nil:
 			first = err
 		}
 	}
-	return n, first
+	return resumed, waiting, first
 }

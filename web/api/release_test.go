@@ -151,9 +151,9 @@ func TestIngesterResume(t *testing.T) {
 		asked = append(asked, id)
 		return id != "p_refused"
 	}
-	n, err := b.Resume(ctx, match, keep)
-	if err != nil || n != 1 {
-		t.Fatalf("resume: %d, %v; want 1 session", n, err)
+	n, waiting, err := b.Resume(ctx, match, keep)
+	if err != nil || n != 1 || waiting != 0 {
+		t.Fatalf("resume: %d, %d waiting, %v; want 1 session", n, waiting, err)
 	}
 	slices.Sort(asked)
 	if want := []string{"p_refused", "p_released"}; !slices.Equal(asked, want) {
@@ -167,8 +167,12 @@ func TestIngesterResume(t *testing.T) {
 		}
 	}
 	// Held now: neither resumed again nor taken by another Ingester.
-	if n, err := b.Resume(ctx, match, keep); err != nil || n != 0 {
-		t.Errorf("second resume: %d, %v; want none", n, err)
+	if n, waiting, err := b.Resume(ctx, match, keep); err != nil || n != 0 || waiting != 0 {
+		t.Errorf("second resume: %d, %d waiting, %v; want none", n, waiting, err)
+	}
+	// Another Ingester finds it running, written by another (b).
+	if n, waiting, err := api.NewIngester(st, api.Options{HeartbeatTimeout: -1}).Resume(ctx, match, keep); err != nil || n != 0 || waiting != 1 {
+		t.Errorf("resume by a third ingester: %d, %d waiting, %v; want 1 waiting", n, waiting, err)
 	}
 	c := api.NewIngester(st, api.Options{HeartbeatTimeout: -1})
 	if _, err := c.Lines(ctx, "p_released", lines(6, 6), nil); err == nil {
