@@ -31,9 +31,9 @@ const DefaultLeaseTTL = 6 * time.Second
 // writer released or reaped, not ended), those keep accepts, and returns
 // how many, and how many another process writes (their writer not yet
 // counted gone); it is called when a partition is taken, as its messages
-// are fetched, and again while some wait. Release closes the sessions match accepts without ending them,
-// leaving them for another process to resume; it is called once no
-// goroutine writes them.
+// are fetched, and again while some wait. Release closes the sessions
+// match accepts without ending them, leaving them for another process to
+// resume; it is called once no goroutine writes them.
 type SharedIngester interface {
 	Ingester
 	Resume(ctx context.Context, match func(id string) bool, keep func(ctx context.Context, id string) bool) (resumed, waiting int, err error)
@@ -140,7 +140,8 @@ func nodeName() string {
 // (opts.Durable, "-p" and the partition in two digits), and this node
 // takes the messages of the partitions whose lease it holds in
 // LeaseBucket. It aims at its share of the partitions (Partitions over the
-// live nodes, rounded up), takes partitions no node holds, gives back those
+// live nodes, rounded up), takes partitions no node holds and resumes at
+// once their sessions left without an end (ing.Resume), gives back those
 // past its share, and stops taking a partition, and releases its sessions
 // (ing.Release), before its lease could expire: a session is normalized by
 // one node at a time. Stop stops consuming and gives the leases back.
