@@ -24,12 +24,19 @@ const LeaseBucket = "agentstream-leases"
 // lease, or a node's presence, outlives its last renewal.
 const DefaultLeaseTTL = 6 * time.Second
 
-// SharedIngester is an Ingester that several nodes share: it can let go
-// of the sessions a node stops taking (api.Ingester is one). Release
-// closes the sessions match accepts without ending them, leaving them for
-// another process to resume; it is called once no goroutine writes them.
+// SharedIngester is an Ingester that several nodes share: it can take up
+// the sessions of a partition a node starts taking, and let go of those
+// of a partition it stops taking (api.Ingester is one). Resume resumes at
+// once the sessions match accepts that were left without an end (their
+// writer released or reaped, not ended), those keep accepts, and returns
+// how many, and how many another process writes (their writer not yet
+// counted gone); it is called when a partition is taken, as its messages
+// are fetched, and again while some wait. Release closes the sessions
+// match accepts without ending them, leaving them for another process to
+// resume; it is called once no goroutine writes them.
 type SharedIngester interface {
 	Ingester
+	Resume(ctx context.Context, match func(id string) bool, keep func(ctx context.Context, id string) bool) (resumed, waiting int, err error)
 	Release(ctx context.Context, match func(id string) bool) error
 }
 
@@ -133,7 +140,8 @@ func nodeName() string {
 // (opts.Durable, "-p" and the partition in two digits), and this node
 // takes the messages of the partitions whose lease it holds in
 // LeaseBucket. It aims at its share of the partitions (Partitions over the
-// live nodes, rounded up), takes partitions no node holds, gives back those
+// live nodes, rounded up), takes partitions no node holds and resumes at
+// once their sessions left without an end (ing.Resume), gives back those
 // past its share, and stops taking a partition, and releases its sessions
 // (ing.Release), before its lease could expire: a session is normalized by
 // one node at a time. Stop stops consuming and gives the leases back.
@@ -378,15 +386,77 @@ func (s *shared) start(ctx context.Context, p int, l *lease, left time.Duration)
 	}
 	go func() {
 		defer close(h.done)
+		// The partition's sessions left without an end are running again
+		// at once, not at their runner's next line; the messages are
+		// fetched meanwhile (a session both want is resumed once).
+		resumed := make(chan struct{})
+		go func() {
+			defer close(resumed)
+			s.resume(pctx, p)
+		}()
 		s.c.fetchLoop(pctx, s.js, jetstream.ConsumerConfig{
 			Durable: fmt.Sprintf("%s-p%02d", s.c.opts.Durable, p), FilterSubject: PartitionSubjects(p),
 		}, report)
+		<-resumed
 		rctx, rcancel := context.WithTimeout(context.Background(), s.ttl)
 		defer rcancel()
 		if err := s.ing.Release(rctx, func(id string) bool { return Partition(id) == p }); err != nil {
 			s.c.opts.Logf("ingest from NATS: partition %02d: releasing its sessions: %v", p, err)
 		}
 	}()
+}
+
+// resume resumes the sessions of partition p left without an end whose
+// runner publishes over NATS: the stream holds their subject (a session
+// of a runner that posts over HTTP is left to it). It tries again while
+// the store or the stream fails, or some session is still another
+// process's (its writer died, and the store does not count it gone yet),
+// a second apart doubling to 10 s, until ctx is done.
+func (s *shared) resume(ctx context.Context, p int) {
+	match := func(id string) bool { return Partition(id) == p }
+	for wait := time.Second; ; wait = min(2*wait, 10*time.Second) {
+		var failed error
+		var stream jetstream.Stream
+		keep := func(ctx context.Context, id string) bool {
+			kctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			var err error
+			if stream == nil {
+				if stream, err = s.js.Stream(kctx, StreamName); err != nil {
+					stream = nil
+					if failed == nil {
+						failed = err
+					}
+					return false
+				}
+			}
+			_, err = stream.GetLastMsgForSubject(kctx, Subject(id))
+			if err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) && failed == nil {
+				failed = err
+			}
+			return err == nil
+		}
+		n, waiting, err := s.ing.Resume(ctx, match, keep)
+		if n > 0 {
+			s.c.opts.Logf("ingest from NATS: partition %02d: %d sessions left without an end resumed", p, n)
+		}
+		if err == nil {
+			err = failed
+		}
+		if err == nil && waiting == 0 || ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			s.c.opts.Logf("ingest from NATS: partition %02d: resuming its sessions: %v", p, err)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // setHeld publishes the partitions held in the status.

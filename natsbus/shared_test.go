@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -13,12 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentstream/agentstream"
 	"github.com/agentstream/agentstream/natsbus"
 	"github.com/agentstream/agentstream/store"
 	"github.com/agentstream/agentstream/store/postgres"
 	"github.com/agentstream/agentstream/web/api"
 	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // pgURL returns the URL of a fresh schema on the PostgreSQL server that
@@ -77,7 +81,14 @@ type node struct {
 func startNode(t *testing.T, natsURL, dbURL, name string) *node {
 	t.Helper()
 	// Heartbeats every 250 ms: a writer gone is found after 1.5 s.
-	st, err := postgres.OpenOptions(context.Background(), dbURL, postgres.Options{Heartbeat: 250 * time.Millisecond})
+	return startNodeHeartbeat(t, natsURL, dbURL, name, 250*time.Millisecond)
+}
+
+// startNodeHeartbeat is startNode with the store's writers' heartbeat
+// every hb (a writer counts as gone after 6 of them).
+func startNodeHeartbeat(t *testing.T, natsURL, dbURL, name string, hb time.Duration) *node {
+	t.Helper()
+	st, err := postgres.OpenOptions(context.Background(), dbURL, postgres.Options{Heartbeat: hb})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,6 +271,195 @@ func TestSharedIngest(t *testing.T) {
 					t.Errorf("session %s: status %q, %v; want succeeded", id, sess.Status, err)
 				}
 			}
+		})
+	}
+}
+
+// TestSharedTakeoverResumes stops the node that holds an idle session's
+// partition (it gives its partitions back, or dies as a process does,
+// its writers counted gone before its leases expire or, with heartbeats
+// every second, 6 s after its death, after): the node that takes the
+// partition over resumes the session at once, or as soon as the store
+// counts its writer gone, without a new line, and the runner's remaining
+// lines and end follow.
+// Sessions of the partition that recorded an end of their own (the
+// runner's, a heartbeat timeout), and one whose runner does not publish
+// over NATS, are left as they are.
+func TestSharedTakeoverResumes(t *testing.T) {
+	for _, crash := range []string{"stopped", "process-died", "process-died-stale-later"} {
+		t.Run(crash, func(t *testing.T) {
+			dbURL := pgURL(t)
+			ns := startNATS(t, t.TempDir(), -1)
+			nc := connect(t, ns.ClientURL())
+			ensureStream(t, nc)
+			hb := 250 * time.Millisecond
+			if crash == "process-died-stale-later" {
+				hb = time.Second
+			}
+			n0 := startNodeHeartbeat(t, ns.ClientURL(), dbURL, "n0", hb)
+			n1 := startNodeHeartbeat(t, ns.ClientURL(), dbURL, "n1", hb)
+			held := waitPartitions(t, n0, n1)
+			// Session ids in a partition n0 holds.
+			var ids []string
+			for i := 0; len(ids) < 4; i++ {
+				id := fmt.Sprintf("to.%s.%d", crash, i)
+				if slices.Contains(held[0], natsbus.Partition(id)) {
+					ids = append(ids, id)
+				}
+			}
+			idle, ended, timedOut, viaHTTP := ids[0], ids[1], ids[2], ids[3]
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			dir := t.TempDir()
+
+			// The idle session: 40 lines published, then nothing.
+			sp, lines := newSpool(t, dir, idle, 40, false)
+			defer sp.Close()
+			p, err := natsbus.NewPublisher(nc, sp, natsbus.PublisherOptions{BatchRecords: 7, Interval: 10 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A session its runner ended.
+			spe, linesEnded := newSpool(t, dir, ended, 15, true)
+			defer spe.Close()
+			pe, err := natsbus.NewPublisher(nc, spe, natsbus.PublisherOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := pe.Wait(ctx); err != nil {
+				t.Fatal(err)
+			}
+			// A session ended by its heartbeat timeout (as a runner posting
+			// over HTTP to a server with a timeout is), whose subject the
+			// stream holds; and one interrupted without an end whose
+			// runner posts over HTTP: the stream has no message of it.
+			other := api.NewIngester(n1.st, api.Options{HeartbeatTimeout: 300 * time.Millisecond})
+			for _, id := range []string{timedOut, viaHTTP} {
+				if _, err := other.Create(ctx, api.CreateRequest{ID: id, Protocol: "none"}); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := other.Lines(ctx, id, []api.LineIn{{Stream: store.Stdout, N: 1, Text: "one line of " + id}}, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := other.Release(ctx, func(id string) bool { return id == viaHTTP }); err != nil {
+				t.Fatal(err)
+			}
+			for {
+				sess, err := n1.st.Session(ctx, timedOut)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !sess.Running() {
+					if sess.Status != store.StatusInterrupted || sess.Reason != agentstream.ReasonHeartbeatTimeout {
+						t.Fatalf("session %s: %s (%s), want interrupted by its heartbeat timeout", timedOut, sess.Status, sess.Reason)
+					}
+					break
+				}
+				if ctx.Err() != nil {
+					t.Fatal(ctx.Err())
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			hdr, err := json.Marshal(api.SpoolHeader{Version: 1, Server: "nats://test", Session: api.CreateRequest{ID: timedOut, Protocol: "none"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			js, err := jetstream.New(nc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := js.Publish(ctx, natsbus.Subject(timedOut), hdr); err != nil {
+				t.Fatal(err)
+			}
+			waitStored(t, n1.st, idle, len(lines), false)
+			waitStored(t, n1.st, ended, len(linesEnded), true)
+			status := func(id string) string {
+				sess, err := n1.st.Session(ctx, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return sess.Status
+			}
+			if s := status(idle); s != store.StatusRunning {
+				t.Fatalf("session %s: %s before the stop, want running", idle, s)
+			}
+
+			stopped := time.Now()
+			if crash == "stopped" {
+				n0.cons.Stop()
+			} else {
+				n0.nc.Close()
+				n0.st.Close()
+			}
+			// Interrupted by the stop (or still running under the dead
+			// writer), then running again under n1, with no new line: a
+			// writer that has beaten since the stop (n0's beat no more).
+			db, err := pgx.Connect(ctx, dbURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close(ctx)
+			var sawInterrupted bool
+			for {
+				var s string
+				var alive bool
+				if err := db.QueryRow(ctx, `SELECT status, coalesce(heartbeat_at > $1, false) FROM sessions WHERE id = $2`, stopped, idle).Scan(&s, &alive); err != nil {
+					t.Fatal(err)
+				}
+				sawInterrupted = sawInterrupted || s == store.StatusInterrupted
+				if s == store.StatusRunning && alive {
+					break
+				}
+				if time.Since(stopped) > 25*time.Second {
+					t.Fatalf("session %s: %s %v after n0's stop, want running again", idle, s, time.Since(stopped).Round(time.Millisecond))
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			t.Logf("session %s running again %v after n0's stop (interrupted seen in between: %v)",
+				idle, time.Since(stopped).Round(time.Millisecond), sawInterrupted)
+			// Held by n1: a second resume is refused as running.
+			if _, err := n1.st.Resume(ctx, idle); !errors.Is(err, store.ErrRunning) {
+				t.Errorf("resume of %s from the test: %v, want store.ErrRunning", idle, err)
+			}
+			// The others are left as they were, a while after.
+			time.Sleep(time.Second)
+			for id, want := range map[string]string{ended: store.StatusSucceeded, timedOut: store.StatusInterrupted, viaHTTP: store.StatusInterrupted} {
+				if s := status(id); s != want {
+					t.Errorf("session %s: %s after the takeover, want %s", id, s, want)
+				}
+			}
+
+			// The runner goes on and ends.
+			var nerr int64 = 4
+			for i := 41; i <= 60; i++ {
+				l := store.Line{Stream: store.Stdout, N: int64(i), Data: fmt.Appendf(nil, "line %d of %s", i, idle)}
+				lines = append(lines, l)
+				if err := sp.Line(l); err != nil {
+					t.Fatal(err)
+				}
+				if i%10 == 0 {
+					nerr++
+					l := store.Line{Stream: store.Stderr, N: nerr, Data: fmt.Appendf(nil, "warning %d", nerr)}
+					lines = append(lines, l)
+					if err := sp.Line(l); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			code := 0
+			if err := sp.End(api.End{ExitCode: &code}); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Wait(ctx); err != nil {
+				t.Fatal(err)
+			}
+			waitStored(t, n1.st, idle, len(lines), true)
+			checkStored(t, n1.st, idle, lines, true)
+			if s := status(idle); s != store.StatusSucceeded {
+				t.Errorf("session %s: %s, want succeeded", idle, s)
+			}
+			checkStored(t, n1.st, ended, linesEnded, true)
 		})
 	}
 }

@@ -3,7 +3,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -63,6 +65,21 @@ func sessionsIn(prefix string, parts []int, k int) []string {
 		}
 	}
 	return ids
+}
+
+// status returns the status of session id as the node's API serves it
+// ("" when it does not).
+func (c *clusterNode) status(id string) string {
+	resp, err := http.Get("http://" + c.http + "/api/sessions/" + id)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	var s store.Session
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&s) != nil {
+		return ""
+	}
+	return s.Status
 }
 
 // TestClusterFaultsPostgres runs three serve --cluster processes sharing
@@ -211,6 +228,18 @@ func TestClusterFaultsPostgres(t *testing.T) {
 	}
 	logStep(t, "  every session complete on the other nodes", at)
 	checkLive(live, down)
+	holder := func() map[int]string {
+		h := map[int]string{}
+		for _, c := range nodes {
+			if c.cmd != nil {
+				for _, p := range c.partitions() {
+					h[p] = c.name
+				}
+			}
+		}
+		return h
+	}
+	before := holder()
 	victim.start()
 	victim.waitIngesting()
 	logStep(t, "  restarted, ingesting", at)
@@ -219,6 +248,23 @@ func TestClusterFaultsPostgres(t *testing.T) {
 	}
 	waitSpread(t, nodes)
 	logStep(t, "ingest node killed and restarted, every node serves every session, partitions shared again", at)
+	// The restarted node took its share back: the sessions of the
+	// partitions that moved, idle until phase 3, were left without an end
+	// by their old holder, and their new one resumes them at once.
+	moved, after := time.Now(), holder()
+	var movedIDs []string
+	for _, r := range runners {
+		if p := natsbus.Partition(r.id); before[p] != after[p] {
+			movedIDs = append(movedIDs, fmt.Sprintf("%s (partition %d, %s to %s)", r.id, p, before[p], after[p]))
+		}
+	}
+	t.Logf("  sessions whose partition moved to another node: %v", movedIDs)
+	for _, r := range runners {
+		waitFor(t, 15*time.Second, "session "+r.id+" to run again, idle, after the partitions moved", func() bool {
+			return nodes[0].status(r.id) == store.StatusRunning
+		})
+	}
+	logStep(t, "  every idle session running again", moved)
 
 	// The stream's leader killed while the harnesses print their last
 	// phase, then restarted. A session of two phases starts in one of its

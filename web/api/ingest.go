@@ -278,6 +278,7 @@ type lineError struct {
 	expected map[string]int64
 	ended    bool
 	exists   bool
+	running  bool // another process writes the session
 }
 
 func (e *lineError) Error() string { return e.msg }
@@ -554,7 +555,7 @@ func (s *server) ingestFor(ctx context.Context, id string) (*ingest, error) {
 	// server taking over from one that died goes on at once.
 	wr, err := s.st.Resume(ctx, id)
 	if errors.Is(err, store.ErrRunning) {
-		return nil, &lineError{code: http.StatusConflict, msg: "session " + id + " is being written by another process"}
+		return nil, &lineError{code: http.StatusConflict, msg: "session " + id + " is being written by another process", running: true}
 	}
 	if err != nil {
 		return nil, &lineError{code: http.StatusConflict, msg: err.Error()}
@@ -689,4 +690,94 @@ func (g *Ingester) Release(ctx context.Context, match func(id string) bool) erro
 		in.mu.Unlock()
 	}
 	return first
+}
+
+// Resume resumes at once the sessions match accepts that were left
+// without an end: interrupted in the store because their writer was
+// closed without ending them (Release, here or in another process sharing
+// the store) or reaped (its process is gone; the store is asked to reap
+// first when it can), and whose latest session.ended or turn.started is
+// not a session.ended (a session that recorded its own end, its runner's
+// or a heartbeat timeout, is left as it is). keep, when not nil, is asked
+// last of each and may refuse it. Each session resumed is running again,
+// held by this Ingester as if its next line had come. ctx bounds the
+// search; a session once found is resumed whole (within 30 s).
+//
+// It returns how many it resumed, how many of those sessions (running or
+// not) another process writes, which a later call may resume once the
+// store counts their writer gone (store.Owner.Gone), and the first error
+// of the store.
+func (g *Ingester) Resume(ctx context.Context, match func(id string) bool, keep func(ctx context.Context, id string) bool) (resumed, waiting int, err error) {
+	s := g.s
+	if r, ok := s.st.(interface {
+		Reap(ctx context.Context) (int, error)
+	}); ok {
+		if _, err := r.Reap(ctx); err != nil {
+			return 0, 0, err
+		}
+	}
+	// The running sessions too: those whose writer the store does not
+	// count gone yet.
+	var ids []string
+	for _, status := range []string{store.StatusInterrupted, store.StatusRunning} {
+		q := store.SessionQuery{Status: status, Limit: 500}
+		for {
+			page, err := s.st.Sessions(ctx, q)
+			if err != nil {
+				return 0, 0, err
+			}
+			for _, sess := range page.Sessions {
+				if match(sess.ID) {
+					ids = append(ids, sess.ID)
+				}
+			}
+			if page.Next == "" {
+				break
+			}
+			q.Cursor = page.Next
+		}
+	}
+	var first error
+	for _, id := range ids {
+		if ctx.Err() != nil {
+			break
+		}
+		s.ingestMu.Lock()
+		held := s.ingests[id] != nil
+		s.ingestMu.Unlock()
+		if held {
+			continue
+		}
+		last, err := s.st.Events(ctx, id, store.EventQuery{Tail: true, Limit: 1,
+			Types: []string{agentstream.TypeSessionEnded, agentstream.TypeTurnStarted}})
+		if err != nil {
+			if first == nil && !errors.Is(err, store.ErrNotFound) {
+				first = err
+			}
+			continue
+		}
+		if len(last) == 1 && last[0].Type == agentstream.TypeSessionEnded {
+			continue
+		}
+		if keep != nil && !keep(ctx, id) {
+			continue
+		}
+		// Not cut short once begun (a resume stopped half-way would leave
+		// the session to the store's reaping), but bounded.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		_, err = s.ingestFor(rctx, id)
+		cancel()
+		var le *lineError
+		switch {
+		case err == nil:
+			resumed++
+		case errors.As(err, &le) && le.running:
+			waiting++
+		case errors.As(err, &le):
+			// Ended meanwhile.
+		case first == nil:
+			first = err
+		}
+	}
+	return resumed, waiting, first
 }
