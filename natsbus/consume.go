@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentstream/agentstream/store"
@@ -293,9 +294,11 @@ const (
 // with the session's header starts a group, one with its end closes it,
 // and one holding a stub is written alone (its object is fetched then).
 //
-// The messages not yet written are told in progress (their ack wait
-// starts again) once half the ack wait passed since they were fetched (at
-// since, before any was delivered), and again every half of it.
+// The messages not yet acknowledged are told in progress (their ack wait
+// starts again) every third of the ack wait from since (when they were
+// fetched, before any was delivered), by a goroutine of their own, so
+// that a write slower than the ack wait, or a long batch, does not have
+// them delivered again meanwhile.
 func (c *Consumer) writeBatch(ctx context.Context, msgs []jetstream.Msg, since time.Time) {
 	type group struct {
 		msgs  []*message
@@ -322,15 +325,34 @@ func (c *Consumer) writeBatch(ctx context.Context, msgs []jetstream.Msg, since t
 		g.lines += len(d.lines)
 		g.bytes += len(m.Data())
 	}
-	for i, g := range groups {
-		if time.Since(since) >= c.opts.AckWait/2 {
-			for _, g := range groups[i:] {
+	var next atomic.Int64 // the first group not yet done
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		every := c.opts.AckWait / 3
+		t := time.NewTimer(max(every-time.Since(since), 0))
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			for _, g := range groups[next.Load():] {
 				for _, d := range g.msgs {
+					// One acknowledged meanwhile refuses it: harmless.
 					_ = d.m.InProgress()
 				}
 			}
-			since = time.Now()
+			t.Reset(every)
 		}
+	})
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	for i, g := range groups {
+		next.Store(int64(i))
 		if len(g.msgs) > 1 && ctx.Err() == nil && c.writeGroup(ctx, g.msgs) == nil {
 			for _, d := range g.msgs {
 				c.ack(d.m)
