@@ -261,11 +261,14 @@ type querier interface {
 
 func (s *Store) line(ctx context.Context, q querier, sid int64, id, stream string, n int64) (store.Line, error) {
 	l := store.Line{Stream: stream, N: n}
-	var ts sql.NullInt64
-	err := q.QueryRowContext(ctx, `SELECT size, sha256, ts, data FROM lines WHERE sid = ? AND stream = ? AND n = ?`,
-		sid, stream, n).Scan(&l.Size, &l.SHA256, &ts, &l.Data)
+	var ts, codec sql.NullInt64
+	err := q.QueryRowContext(ctx, `SELECT size, sha256, ts, data, codec FROM lines WHERE sid = ? AND stream = ? AND n = ?`,
+		sid, stream, n).Scan(&l.Size, &l.SHA256, &ts, &l.Data, &codec)
 	if errors.Is(err, sql.ErrNoRows) {
 		return l, store.ErrNotFound
+	}
+	if err == nil {
+		l.Data, err = decodeLine(l.Data, codec.Int64, l.Size)
 	}
 	if err != nil {
 		return l, fmt.Errorf("sqlite: line %s:%d of %s: %w", stream, n, id, err)
@@ -287,7 +290,7 @@ func (s *Store) Lines(ctx context.Context, id string, fn func(store.Line) error)
 	}
 	var after int64
 	for {
-		rows, err := s.read.QueryContext(ctx, `SELECT id, stream, n, size, sha256, ts, data FROM lines
+		rows, err := s.read.QueryContext(ctx, `SELECT id, stream, n, size, sha256, ts, data, codec FROM lines
 			WHERE sid = ? AND id > ? ORDER BY id LIMIT 1000`, sid, after)
 		if err != nil {
 			return fmt.Errorf("sqlite: lines of %s: %w", id, err)
@@ -295,8 +298,12 @@ func (s *Store) Lines(ctx context.Context, id string, fn func(store.Line) error)
 		var page []store.Line
 		for rows.Next() {
 			var l store.Line
-			var ts sql.NullInt64
-			if err := rows.Scan(&after, &l.Stream, &l.N, &l.Size, &l.SHA256, &ts, &l.Data); err != nil {
+			var ts, codec sql.NullInt64
+			err := rows.Scan(&after, &l.Stream, &l.N, &l.Size, &l.SHA256, &ts, &l.Data, &codec)
+			if err == nil {
+				l.Data, err = decodeLine(l.Data, codec.Int64, l.Size)
+			}
+			if err != nil {
 				rows.Close()
 				return fmt.Errorf("sqlite: lines of %s: %w", id, err)
 			}

@@ -257,7 +257,8 @@ func (s *Store) commit(ctx context.Context, sid int64, id string, b *batch.Batch
 	if err := s.insertEvents(ctx, tx, sid, id, b.Events); err != nil {
 		return err
 	}
-	if err := s.insertLines(ctx, tx, sid, id, b.Lines); err != nil {
+	lineBytes, err := s.insertLines(ctx, tx, sid, id, b.Lines)
+	if err != nil {
 		return err
 	}
 	now := time.Now().UnixMilli()
@@ -285,9 +286,7 @@ func (s *Store) commit(ctx context.Context, sid int64, id string, b *batch.Batch
 	for i := range b.Events {
 		n += len(b.Events[i].Body) + 32
 	}
-	for i := range b.Lines {
-		n += len(b.Lines[i].Data) + 64
-	}
+	n += lineBytes
 	s.committed(n)
 	if len(b.Events) > 0 {
 		s.kickIndex()
@@ -365,11 +364,17 @@ func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, sid int64, id stri
 	return nil
 }
 
-// insertLines inserts native lines; one whose number is taken must hold
-// the same bytes, else the commit fails with store.ErrConflict.
-func (s *Store) insertLines(ctx context.Context, tx *sql.Tx, sid int64, id string, lines []store.Line) error {
+// insertLines inserts native lines, compressing the long ones (see
+// encodeLine), and returns about how many bytes it wrote; a line whose
+// number is taken must hold the same bytes, else the commit fails with
+// store.ErrConflict.
+func (s *Store) insertLines(ctx context.Context, tx *sql.Tx, sid int64, id string, lines []store.Line) (int, error) {
 	args := make([]any, 0, insertSizes[0]*lineCols)
-	var inserted int64
+	var (
+		inserted int64
+		written  int
+		buf      []byte // the compressed lines of one statement
+	)
 	for rows := lines; len(rows) > 0; {
 		k := 0
 		for insertSizes[k] > len(rows) {
@@ -377,44 +382,50 @@ func (s *Store) insertLines(ctx context.Context, tx *sql.Tx, sid int64, id strin
 		}
 		n := insertSizes[k]
 		args = args[:0]
+		buf = buf[:0]
 		for i := range rows[:n] {
 			l := &rows[i]
 			var sum any
 			if len(l.SHA256) > 0 {
 				sum = l.SHA256
 			}
-			data := l.Data
+			data, codec := l.Data, any(nil)
 			if data == nil {
 				data = []byte{}
 			}
-			args = append(args, sid, l.Stream, l.N, l.Size, sum, msOrNull(l.TS), data)
+			var c int
+			if data, buf, c = encodeLine(buf, data); c != codecNone {
+				codec = c
+			}
+			args = append(args, sid, l.Stream, l.N, l.Size, sum, msOrNull(l.TS), data, codec)
+			written += len(data) + 64
 		}
 		res, err := tx.StmtContext(ctx, s.lineStmts[k]).ExecContext(ctx, args...)
 		if err != nil {
-			return fmt.Errorf("sqlite: commit lines: %w", err)
+			return 0, fmt.Errorf("sqlite: commit lines: %w", err)
 		}
 		c, _ := res.RowsAffected()
 		inserted += c
 		rows = rows[n:]
 	}
 	if inserted == int64(len(lines)) {
-		return nil
+		return written, nil
 	}
 	// Some numbers were taken: each must hold the same bytes.
 	for i := range lines {
 		l := &lines[i]
 		stored, err := s.line(ctx, tx, sid, id, l.Stream, l.N)
 		if err != nil {
-			return fmt.Errorf("sqlite: commit lines: %w", err)
+			return 0, fmt.Errorf("sqlite: commit lines: %w", err)
 		}
 		if !store.SameLine(&stored, l) {
-			return fmt.Errorf("%w: session %s holds another %s line %d", store.ErrConflict, id, l.Stream, l.N)
+			return 0, fmt.Errorf("%w: session %s holds another %s line %d", store.ErrConflict, id, l.Stream, l.N)
 		}
 	}
-	return nil
+	return written, nil
 }
 
-const lineCols = 7
+const lineCols = 8
 
 // prepare prepares the statements writers use, on the write connection.
 func (s *Store) prepare(ctx context.Context) error {
@@ -436,12 +447,12 @@ func (s *Store) prepare(ctx context.Context) error {
 	}
 	for k, n := range insertSizes {
 		var b strings.Builder
-		b.WriteString(`INSERT INTO lines (sid, stream, n, size, sha256, ts, data) VALUES `)
+		b.WriteString(`INSERT INTO lines (sid, stream, n, size, sha256, ts, data, codec) VALUES `)
 		for i := range n {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			b.WriteString("(?,?,?,?,?,?,?)")
+			b.WriteString("(?,?,?,?,?,?,?,?)")
 		}
 		b.WriteString(" ON CONFLICT DO NOTHING")
 		st, err := s.write.PrepareContext(ctx, b.String())
