@@ -183,7 +183,7 @@ func (s *Store) events(ctx context.Context, sid int64, id string, q store.EventQ
 	}
 	lo, hi := eventKey(sid, 0), eventKey(sid, maxSeq)
 	var query strings.Builder
-	query.WriteString(`SELECT key, ts, type, body FROM events WHERE key > ? AND key <= ?`)
+	query.WriteString(`SELECT key, ts, type, body, codec FROM events WHERE key > ? AND key <= ?`)
 	desc := false
 	args := []any{lo, hi}
 	switch {
@@ -221,13 +221,17 @@ func (s *Store) events(ctx context.Context, sid int64, id string, q store.EventQ
 	defer rows.Close()
 	out := make([]store.Event, 0, min(limit, 1024))
 	var (
-		key  int64
-		ts   sql.NullInt64
-		typ  sql.RawBytes
-		body sql.RawBytes
+		key       int64
+		ts, codec sql.NullInt64
+		typ       sql.RawBytes
+		stored    sql.RawBytes
 	)
 	for rows.Next() {
-		if err := rows.Scan(&key, &ts, &typ, &body); err != nil {
+		if err := rows.Scan(&key, &ts, &typ, &stored, &codec); err != nil {
+			return nil, fmt.Errorf("sqlite: events of %s: %w", id, err)
+		}
+		body, err := decodeData(stored, codec.Int64, maxBody)
+		if err != nil {
 			return nil, fmt.Errorf("sqlite: events of %s: %w", id, err)
 		}
 		seq := key & maxSeq
@@ -268,7 +272,7 @@ func (s *Store) line(ctx context.Context, q querier, sid int64, id, stream strin
 		return l, store.ErrNotFound
 	}
 	if err == nil {
-		l.Data, err = decodeLine(l.Data, codec.Int64, l.Size)
+		l.Data, err = decodeData(l.Data, codec.Int64, l.Size)
 	}
 	if err != nil {
 		return l, fmt.Errorf("sqlite: line %s:%d of %s: %w", stream, n, id, err)
@@ -301,7 +305,7 @@ func (s *Store) Lines(ctx context.Context, id string, fn func(store.Line) error)
 			var ts, codec sql.NullInt64
 			err := rows.Scan(&after, &l.Stream, &l.N, &l.Size, &l.SHA256, &ts, &l.Data, &codec)
 			if err == nil {
-				l.Data, err = decodeLine(l.Data, codec.Int64, l.Size)
+				l.Data, err = decodeData(l.Data, codec.Int64, l.Size)
 			}
 			if err != nil {
 				rows.Close()

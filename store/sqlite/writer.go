@@ -226,8 +226,7 @@ func (b *backend) End(ctx context.Context, status string, endedAt time.Time) err
 }
 
 func (b *backend) Body(ctx context.Context, seq int64) ([]byte, error) {
-	var body []byte
-	err := b.s.write.QueryRowContext(ctx, `SELECT body FROM events WHERE key = ?`, eventKey(b.sid, seq)).Scan(&body)
+	body, err := storedBody(ctx, b.s.write, eventKey(b.sid, seq))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, store.ErrNotFound
 	}
@@ -245,7 +244,7 @@ func (b *backend) Commit(ctx context.Context, bt *batch.Batch) error {
 	return b.s.commit(ctx, b.sid, b.id, bt)
 }
 
-const eventCols = 4
+const eventCols = 5
 
 // commit writes a batch in one transaction.
 func (s *Store) commit(ctx context.Context, sid int64, id string, b *batch.Batch) error {
@@ -324,7 +323,10 @@ var insertSizes = []int{128, 32, 8, 1}
 // is left to the indexer (see indexer).
 func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, sid int64, id string, evs []batch.Event) error {
 	args := make([]any, 0, insertSizes[0]*eventCols)
-	var inserted int64
+	var (
+		inserted int64
+		buf      []byte // the compressed bodies of one statement
+	)
 	for rows := evs; len(rows) > 0; {
 		k := 0
 		for insertSizes[k] > len(rows) {
@@ -332,13 +334,16 @@ func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, sid int64, id stri
 		}
 		n := insertSizes[k]
 		args = args[:0]
+		buf = buf[:0]
 		for i := range rows[:n] {
 			ev := &rows[i]
 			var ts any
 			if !ev.TS.IsZero() {
 				ts = ev.TS.UnixMilli()
 			}
-			args = append(args, eventKey(sid, ev.Seq), ts, ev.Type, ev.Body)
+			body, nb, codec := encodeData(buf, ev.Body)
+			buf = nb
+			args = append(args, eventKey(sid, ev.Seq), ts, ev.Type, body, codecArg(codec))
 		}
 		res, err := tx.StmtContext(ctx, s.insertStmts[k]).ExecContext(ctx, args...)
 		if err != nil {
@@ -353,8 +358,8 @@ func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, sid int64, id stri
 	}
 	// Some keys were taken: each must hold the same body.
 	for i := range evs {
-		var body []byte
-		if err := tx.QueryRowContext(ctx, `SELECT body FROM events WHERE key = ?`, eventKey(sid, evs[i].Seq)).Scan(&body); err != nil {
+		body, err := storedBody(ctx, tx, eventKey(sid, evs[i].Seq))
+		if err != nil {
 			return fmt.Errorf("sqlite: commit events: %w", err)
 		}
 		if string(body) != string(evs[i].Body) {
@@ -364,8 +369,18 @@ func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, sid int64, id stri
 	return nil
 }
 
+// storedBody returns the body of the event at key, or sql.ErrNoRows.
+func storedBody(ctx context.Context, q querier, key int64) ([]byte, error) {
+	var body []byte
+	var codec sql.NullInt64
+	if err := q.QueryRowContext(ctx, `SELECT body, codec FROM events WHERE key = ?`, key).Scan(&body, &codec); err != nil {
+		return nil, err
+	}
+	return decodeData(body, codec.Int64, maxBody)
+}
+
 // insertLines inserts native lines, compressing the long ones (see
-// encodeLine), and returns about how many bytes it wrote; a line whose
+// encodeData), and returns about how many bytes it wrote; a line whose
 // number is taken must hold the same bytes, else the commit fails with
 // store.ErrConflict.
 func (s *Store) insertLines(ctx context.Context, tx *sql.Tx, sid int64, id string, lines []store.Line) (int, error) {
@@ -389,15 +404,13 @@ func (s *Store) insertLines(ctx context.Context, tx *sql.Tx, sid int64, id strin
 			if len(l.SHA256) > 0 {
 				sum = l.SHA256
 			}
-			data, codec := l.Data, any(nil)
+			data := l.Data
 			if data == nil {
 				data = []byte{}
 			}
-			var c int
-			if data, buf, c = encodeLine(buf, data); c != codecNone {
-				codec = c
-			}
-			args = append(args, sid, l.Stream, l.N, l.Size, sum, msOrNull(l.TS), data, codec)
+			var codec int
+			data, buf, codec = encodeData(buf, data)
+			args = append(args, sid, l.Stream, l.N, l.Size, sum, msOrNull(l.TS), data, codecArg(codec))
 			written += len(data) + 64
 		}
 		res, err := tx.StmtContext(ctx, s.lineStmts[k]).ExecContext(ctx, args...)
@@ -431,12 +444,12 @@ const lineCols = 8
 func (s *Store) prepare(ctx context.Context) error {
 	for k, n := range insertSizes {
 		var b strings.Builder
-		b.WriteString(`INSERT INTO events (key, ts, type, body) VALUES `)
+		b.WriteString(`INSERT INTO events (key, ts, type, body, codec) VALUES `)
 		for i := range n {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			b.WriteString("(?,?,?,?)")
+			b.WriteString("(?,?,?,?,?)")
 		}
 		b.WriteString(" ON CONFLICT (key) DO NOTHING")
 		st, err := s.write.PrepareContext(ctx, b.String())

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentstream/agentstream"
 	"github.com/agentstream/agentstream/store"
 	"github.com/agentstream/agentstream/store/sqlite"
 )
@@ -207,7 +208,8 @@ func TestLinesOfSchema6(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.ExecContext(ctx, `ALTER TABLE lines DROP COLUMN codec; DELETE FROM schema_migrations WHERE version >= 7`); err != nil {
+	if _, err := db.ExecContext(ctx, `ALTER TABLE lines DROP COLUMN codec; ALTER TABLE events DROP COLUMN codec;
+		DELETE FROM schema_migrations WHERE version >= 7`); err != nil {
 		t.Fatal(err)
 	}
 	ts := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
@@ -275,6 +277,150 @@ func TestLinesOfSchema6(t *testing.T) {
 	}
 	if old != 0 || compressed != wantCompressed {
 		t.Errorf("compressed lines: %d of schema 6 (want 0, none rewritten), %d new (want %d)", old, compressed, wantCompressed)
+	}
+	if err := st.IntegrityCheck(ctx); err != nil {
+		t.Error(err)
+	}
+}
+
+// bodyEnvelopes are stored events whose bodies are short, long and
+// repetitive (kept compressed), and long and random (kept as they are);
+// each tool output holds a word of its own for search.
+func bodyEnvelopes(session string) (envs []agentstream.Envelope, compressed []bool) {
+	rnd := rand.New(rand.NewPCG(3, 4))
+	random := make([]byte, 48<<10)
+	for i := range random {
+		random[i] = "abcdefghijklmnopqrstuvwxyz0123456789 \n\"\\é"[rnd.IntN(41)]
+	}
+	ts := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
+	outputs := []struct {
+		text     string
+		compress bool
+	}{
+		{"short output quokka", false},
+		{"long output wombat\n" + strings.Repeat("drwxr-xr-x  2 root root 4096 Dec  2 15:00 src\n", 2000), true},
+		{"random output numbat " + string(random), false},
+		{"", false},
+	}
+	for i, o := range outputs {
+		envs = append(envs, agentstream.Envelope{Session: session, Seq: int64(i + 1), TS: ts, Harness: "claude-code", Turn: 1,
+			Origin: agentstream.OriginLive, Payload: &agentstream.ToolResult{CallID: fmt.Sprint("c", i), Output: o.text}})
+		compressed = append(compressed, o.compress)
+	}
+	return envs, compressed
+}
+
+// TestBodyCodec: events with long bodies read back as they were written,
+// through Events, a replay's comparison and Search; the long repetitive
+// ones are kept compressed and the others as they are; and bodies stored
+// by schema 6 read the same.
+func TestBodyCodec(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "bodies.db")
+	st := openPath(t, path, sqlite.Options{})
+	envs, compressed := bodyEnvelopes("s_bodies")
+	w, err := st.Create(ctx, store.NewSession{ID: "s_bodies", Harness: "claude-code"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range envs {
+		if err := w.Handle(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range envs {
+		if err := w.Handle(ctx, e); err != nil {
+			t.Errorf("replay of event %d: %v", e.Seq, err)
+		}
+	}
+	changed := envs[1]
+	changed.Payload = &agentstream.ToolResult{CallID: "c1", Output: envs[1].Payload.(*agentstream.ToolResult).Output + "!"}
+	if err := w.Handle(ctx, changed); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("replay of event 2 with another output: %v, want store.ErrConflict", err)
+	}
+	w.Close(ctx)
+	checkBodies(t, st, "s_bodies", envs)
+	st.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var stored []bool
+	rows, err := db.QueryContext(ctx, `SELECT codec IS NOT NULL FROM events ORDER BY key`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var c bool
+		rows.Scan(&c)
+		stored = append(stored, c)
+	}
+	rows.Close()
+	if fmt.Sprint(stored) != fmt.Sprint(compressed) {
+		t.Errorf("events stored compressed: %v, want %v", stored, compressed)
+	}
+
+	// A database of schema 6, without the codec columns, holding the
+	// same events as they are.
+	path = filepath.Join(t.TempDir(), "v6.db")
+	openPath(t, path, sqlite.Options{}).Close()
+	db6, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db6.Close()
+	if _, err := db6.ExecContext(ctx, `ALTER TABLE lines DROP COLUMN codec; ALTER TABLE events DROP COLUMN codec;
+		DELETE FROM schema_migrations WHERE version >= 7;
+		INSERT INTO sessions (sid, id, status, started_at, last_seq) VALUES (9, 's_v6', 'succeeded', 0, 4)`); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := bodyEnvelopes("s_v6")
+	for _, e := range old {
+		if _, err := db6.ExecContext(ctx, `INSERT INTO events (key, ts, type, body) VALUES (?, ?, ?, ?)`,
+			9<<40|e.Seq, e.TS.UnixMilli(), e.Type(), store.AppendBody(nil, &e)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db6.Close()
+	checkBodies(t, openPath(t, path, sqlite.Options{}), "s_v6", old)
+}
+
+// checkBodies checks that session id holds envs, and that search finds
+// each of their words.
+func checkBodies(t *testing.T, st *sqlite.Store, id string, envs []agentstream.Envelope) {
+	t.Helper()
+	ctx := context.Background()
+	evs, err := st.Events(ctx, id, store.EventQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got []string
+	for _, e := range envs {
+		want = append(want, string(e.AppendJSON(nil)))
+	}
+	for _, ev := range evs {
+		got = append(got, string(ev.Data))
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d events, want %d", id, len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("%s: event %d: got %d bytes %.80q, want %d bytes %.80q", id, i+1, len(got[i]), got[i], len(want[i]), want[i])
+		}
+	}
+	for _, word := range []string{"quokka", "wombat", "numbat"} {
+		hits, err := st.Search(ctx, store.SearchQuery{Text: word})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != 1 || hits[0].Session != id || !strings.Contains(hits[0].Snippet, word) {
+			t.Errorf("%s: search %s: %+v, want one hit whose snippet holds the word", id, word, hits)
+		}
 	}
 	if err := st.IntegrityCheck(ctx); err != nil {
 		t.Error(err)
