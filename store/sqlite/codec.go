@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/klauspost/compress/s2"
 )
@@ -52,6 +53,21 @@ func encodeData(buf, b []byte) (data, newBuf []byte, codec int) {
 		return b, buf, codecNone
 	}
 	return enc, buf[:len(buf)+len(enc)], codecS2
+}
+
+// encodeBufs holds the buffers commits encode into, so that a commit
+// reuses what an earlier one allocated instead of zeroing a new one.
+var encodeBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// getEncodeBuf returns an empty buffer for encodeData; putEncodeBuf gives
+// it back once the statements that refer to it have run.
+func getEncodeBuf() *[]byte { return encodeBufs.Get().(*[]byte) }
+
+func putEncodeBuf(p *[]byte, b []byte) {
+	if cap(b) <= 16<<20 {
+		*p = b[:0]
+		encodeBufs.Put(p)
+	}
 }
 
 // codecArg is the codec column's value for codec.

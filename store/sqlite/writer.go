@@ -325,8 +325,10 @@ func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, sid int64, id stri
 	args := make([]any, 0, insertSizes[0]*eventCols)
 	var (
 		inserted int64
-		buf      []byte // the compressed bodies of one statement
+		bufp     = getEncodeBuf()
+		buf      = *bufp // the compressed bodies of one statement
 	)
+	defer func() { putEncodeBuf(bufp, buf) }()
 	for rows := evs; len(rows) > 0; {
 		k := 0
 		for insertSizes[k] > len(rows) {
@@ -388,8 +390,10 @@ func (s *Store) insertLines(ctx context.Context, tx *sql.Tx, sid int64, id strin
 	var (
 		inserted int64
 		written  int
-		buf      []byte // the compressed lines of one statement
+		bufp     = getEncodeBuf()
+		buf      = *bufp // the compressed lines of one statement
 	)
+	defer func() { putEncodeBuf(bufp, buf) }()
 	for rows := lines; len(rows) > 0; {
 		k := 0
 		for insertSizes[k] > len(rows) {
