@@ -7,11 +7,11 @@ import (
 	"github.com/klauspost/compress/s2"
 )
 
-// How a native line's or an event body's bytes are kept (the codec column
-// of the lines and events tables, migration 7). Each row says its own, so
-// that the rows stored before the column existed (NULL) are read as they
-// are, with no migration rewriting them; a magic prefix instead would
-// have needed escaping the raw lines that begin with it.
+// How a native line's bytes are kept (the lines table's codec column,
+// migration 7). Each row says its own, so that the rows stored before the
+// column existed (NULL) are read as they are, with no migration rewriting
+// them; a magic prefix instead would have needed escaping the raw lines
+// that begin with it. An event body needs no column: see encodeBody.
 const (
 	// codecNone: the bytes as they are (NULL in the column).
 	codecNone = 0
@@ -68,6 +68,25 @@ func putEncodeBuf(p *[]byte, b []byte) {
 		*p = b[:0]
 		encodeBufs.Put(p)
 	}
+}
+
+// encodeBody returns how an event body (store.AppendBody, which always
+// begins with '"') is to be stored: as encodeData decides. An S2 block of
+// compressMin bytes or more begins with its length as a varint of two
+// bytes or more, whose first byte is 0x80 or above: a stored body that
+// does not begin with '"' is compressed (see decodeBody). This needs no
+// column, and so costs the short bodies, most of them, nothing.
+func encodeBody(buf, body []byte) (data, newBuf []byte) {
+	data, newBuf, _ = encodeData(buf, body)
+	return data, newBuf
+}
+
+// decodeBody returns the event body stored as data.
+func decodeBody(data []byte) ([]byte, error) {
+	if len(data) == 0 || data[0] == '"' {
+		return data, nil
+	}
+	return decodeData(data, codecS2, maxBody)
 }
 
 // codecArg is the codec column's value for codec.

@@ -224,7 +224,7 @@ func (s *Store) indexSessions(ctx context.Context, idleBefore time.Time, upto ma
 			break
 		}
 		to := min(p.to, p.from+int64(indexBatchEvents-n))
-		rows, err := tx.QueryContext(ctx, `SELECT key, body, codec FROM events WHERE key > ? AND key <= ? ORDER BY key`,
+		rows, err := tx.QueryContext(ctx, `SELECT key, body FROM events WHERE key > ? AND key <= ? ORDER BY key`,
 			eventKey(p.sid, p.from), eventKey(p.sid, to))
 		if err != nil {
 			return 0, false, fmt.Errorf("sqlite: index: %w", err)
@@ -233,10 +233,9 @@ func (s *Store) indexSessions(ctx context.Context, idleBefore time.Time, upto ma
 		for rows.Next() {
 			var key int64
 			var body []byte
-			var codec sql.NullInt64
-			err := rows.Scan(&key, &body, &codec)
+			err := rows.Scan(&key, &body)
 			if err == nil {
-				body, err = decodeData(body, codec.Int64, maxBody)
+				body, err = decodeBody(body)
 			}
 			if err != nil {
 				rows.Close()

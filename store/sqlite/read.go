@@ -183,7 +183,7 @@ func (s *Store) events(ctx context.Context, sid int64, id string, q store.EventQ
 	}
 	lo, hi := eventKey(sid, 0), eventKey(sid, maxSeq)
 	var query strings.Builder
-	query.WriteString(`SELECT key, ts, type, body, codec FROM events WHERE key > ? AND key <= ?`)
+	query.WriteString(`SELECT key, ts, type, body FROM events WHERE key > ? AND key <= ?`)
 	desc := false
 	args := []any{lo, hi}
 	switch {
@@ -221,16 +221,16 @@ func (s *Store) events(ctx context.Context, sid int64, id string, q store.EventQ
 	defer rows.Close()
 	out := make([]store.Event, 0, min(limit, 1024))
 	var (
-		key       int64
-		ts, codec sql.NullInt64
-		typ       sql.RawBytes
-		stored    sql.RawBytes
+		key    int64
+		ts     sql.NullInt64
+		typ    sql.RawBytes
+		stored sql.RawBytes
 	)
 	for rows.Next() {
-		if err := rows.Scan(&key, &ts, &typ, &stored, &codec); err != nil {
+		if err := rows.Scan(&key, &ts, &typ, &stored); err != nil {
 			return nil, fmt.Errorf("sqlite: events of %s: %w", id, err)
 		}
-		body, err := decodeData(stored, codec.Int64, maxBody)
+		body, err := decodeBody(stored)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: events of %s: %w", id, err)
 		}

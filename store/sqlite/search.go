@@ -102,7 +102,7 @@ func (s *Store) Search(ctx context.Context, q store.SearchQuery) ([]store.Search
 		args = append(args, q.Until.UnixMilli())
 	}
 	args = append(args, limit)
-	rows, err := s.read.QueryContext(ctx, `SELECT e.key, e.ts, e.type, e.body, e.codec, s.id, s.title, s.harness
+	rows, err := s.read.QueryContext(ctx, `SELECT e.key, e.ts, e.type, e.body, s.id, s.title, s.harness
 		FROM events_fts f JOIN events e ON e.key = f.rowid JOIN sessions s ON s.sid = f.rowid >> 40
 		WHERE `+strings.Join(where, " AND ")+`
 		ORDER BY f.rowid DESC LIMIT ?`, args...)
@@ -114,14 +114,14 @@ func (s *Store) Search(ctx context.Context, q store.SearchQuery) ([]store.Search
 	for rows.Next() {
 		var (
 			key            int64
-			ts, codec      sql.NullInt64
+			ts             sql.NullInt64
 			typ, id        string
 			body           []byte
 			title, harness sql.NullString
 		)
-		err := rows.Scan(&key, &ts, &typ, &body, &codec, &id, &title, &harness)
+		err := rows.Scan(&key, &ts, &typ, &body, &id, &title, &harness)
 		if err == nil {
-			body, err = decodeData(body, codec.Int64, maxBody)
+			body, err = decodeBody(body)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: search: %w", err)

@@ -42,7 +42,7 @@ func TestMigrateSearchIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := db.ExecContext(ctx, `DROP TABLE events_fts; DROP INDEX sessions_unindexed;
-		ALTER TABLE sessions DROP COLUMN indexed_seq; ALTER TABLE lines DROP COLUMN codec; ALTER TABLE events DROP COLUMN codec;
+		ALTER TABLE sessions DROP COLUMN indexed_seq; ALTER TABLE lines DROP COLUMN codec;
 		DELETE FROM schema_migrations WHERE version >= 5`); err != nil {
 		t.Fatal(err)
 	}

@@ -244,7 +244,7 @@ func (b *backend) Commit(ctx context.Context, bt *batch.Batch) error {
 	return b.s.commit(ctx, b.sid, b.id, bt)
 }
 
-const eventCols = 5
+const eventCols = 4
 
 // commit writes a batch in one transaction.
 func (s *Store) commit(ctx context.Context, sid int64, id string, b *batch.Batch) error {
@@ -343,9 +343,9 @@ func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, sid int64, id stri
 			if !ev.TS.IsZero() {
 				ts = ev.TS.UnixMilli()
 			}
-			body, nb, codec := encodeData(buf, ev.Body)
-			buf = nb
-			args = append(args, eventKey(sid, ev.Seq), ts, ev.Type, body, codecArg(codec))
+			var body []byte
+			body, buf = encodeBody(buf, ev.Body)
+			args = append(args, eventKey(sid, ev.Seq), ts, ev.Type, body)
 		}
 		res, err := tx.StmtContext(ctx, s.insertStmts[k]).ExecContext(ctx, args...)
 		if err != nil {
@@ -374,11 +374,10 @@ func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, sid int64, id stri
 // storedBody returns the body of the event at key, or sql.ErrNoRows.
 func storedBody(ctx context.Context, q querier, key int64) ([]byte, error) {
 	var body []byte
-	var codec sql.NullInt64
-	if err := q.QueryRowContext(ctx, `SELECT body, codec FROM events WHERE key = ?`, key).Scan(&body, &codec); err != nil {
+	if err := q.QueryRowContext(ctx, `SELECT body FROM events WHERE key = ?`, key).Scan(&body); err != nil {
 		return nil, err
 	}
-	return decodeData(body, codec.Int64, maxBody)
+	return decodeBody(body)
 }
 
 // insertLines inserts native lines, compressing the long ones (see
@@ -448,12 +447,12 @@ const lineCols = 8
 func (s *Store) prepare(ctx context.Context) error {
 	for k, n := range insertSizes {
 		var b strings.Builder
-		b.WriteString(`INSERT INTO events (key, ts, type, body, codec) VALUES `)
+		b.WriteString(`INSERT INTO events (key, ts, type, body) VALUES `)
 		for i := range n {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			b.WriteString("(?,?,?,?,?)")
+			b.WriteString("(?,?,?,?)")
 		}
 		b.WriteString(" ON CONFLICT (key) DO NOTHING")
 		st, err := s.write.PrepareContext(ctx, b.String())
