@@ -28,6 +28,15 @@
 // full size and SHA-256), and events_fts, the full-text index of the
 // events' store.SearchText (FTS5, holding no copy of the text).
 //
+// A native line or an event body of 2 KiB or more is stored S2-compressed
+// (github.com/klauspost/compress/s2) when that saves an eighth of it or
+// more, and shorter ones as they are. A line's row says which in its
+// column codec (NULL: as it is); a body's first byte does (a body begins
+// with '"', a compressed one never does). So the rows of a database
+// written before schema 7 are read as they are, with nothing rewritten. A
+// program older than schema 7 refuses the file rather than read
+// compressed bytes.
+//
 // # Search
 //
 // Commits do not wait for the full-text index: the Store's indexer adds a

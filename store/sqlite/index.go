@@ -233,7 +233,11 @@ func (s *Store) indexSessions(ctx context.Context, idleBefore time.Time, upto ma
 		for rows.Next() {
 			var key int64
 			var body []byte
-			if err := rows.Scan(&key, &body); err != nil {
+			err := rows.Scan(&key, &body)
+			if err == nil {
+				body, err = decodeBody(body)
+			}
+			if err != nil {
 				rows.Close()
 				return 0, false, fmt.Errorf("sqlite: index: %w", err)
 			}

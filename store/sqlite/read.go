@@ -221,13 +221,17 @@ func (s *Store) events(ctx context.Context, sid int64, id string, q store.EventQ
 	defer rows.Close()
 	out := make([]store.Event, 0, min(limit, 1024))
 	var (
-		key  int64
-		ts   sql.NullInt64
-		typ  sql.RawBytes
-		body sql.RawBytes
+		key    int64
+		ts     sql.NullInt64
+		typ    sql.RawBytes
+		stored sql.RawBytes
 	)
 	for rows.Next() {
-		if err := rows.Scan(&key, &ts, &typ, &body); err != nil {
+		if err := rows.Scan(&key, &ts, &typ, &stored); err != nil {
+			return nil, fmt.Errorf("sqlite: events of %s: %w", id, err)
+		}
+		body, err := decodeBody(stored)
+		if err != nil {
 			return nil, fmt.Errorf("sqlite: events of %s: %w", id, err)
 		}
 		seq := key & maxSeq
@@ -261,11 +265,14 @@ type querier interface {
 
 func (s *Store) line(ctx context.Context, q querier, sid int64, id, stream string, n int64) (store.Line, error) {
 	l := store.Line{Stream: stream, N: n}
-	var ts sql.NullInt64
-	err := q.QueryRowContext(ctx, `SELECT size, sha256, ts, data FROM lines WHERE sid = ? AND stream = ? AND n = ?`,
-		sid, stream, n).Scan(&l.Size, &l.SHA256, &ts, &l.Data)
+	var ts, codec sql.NullInt64
+	err := q.QueryRowContext(ctx, `SELECT size, sha256, ts, data, codec FROM lines WHERE sid = ? AND stream = ? AND n = ?`,
+		sid, stream, n).Scan(&l.Size, &l.SHA256, &ts, &l.Data, &codec)
 	if errors.Is(err, sql.ErrNoRows) {
 		return l, store.ErrNotFound
+	}
+	if err == nil {
+		l.Data, err = decodeData(l.Data, codec.Int64, l.Size)
 	}
 	if err != nil {
 		return l, fmt.Errorf("sqlite: line %s:%d of %s: %w", stream, n, id, err)
@@ -287,7 +294,7 @@ func (s *Store) Lines(ctx context.Context, id string, fn func(store.Line) error)
 	}
 	var after int64
 	for {
-		rows, err := s.read.QueryContext(ctx, `SELECT id, stream, n, size, sha256, ts, data FROM lines
+		rows, err := s.read.QueryContext(ctx, `SELECT id, stream, n, size, sha256, ts, data, codec FROM lines
 			WHERE sid = ? AND id > ? ORDER BY id LIMIT 1000`, sid, after)
 		if err != nil {
 			return fmt.Errorf("sqlite: lines of %s: %w", id, err)
@@ -295,8 +302,12 @@ func (s *Store) Lines(ctx context.Context, id string, fn func(store.Line) error)
 		var page []store.Line
 		for rows.Next() {
 			var l store.Line
-			var ts sql.NullInt64
-			if err := rows.Scan(&after, &l.Stream, &l.N, &l.Size, &l.SHA256, &ts, &l.Data); err != nil {
+			var ts, codec sql.NullInt64
+			err := rows.Scan(&after, &l.Stream, &l.N, &l.Size, &l.SHA256, &ts, &l.Data, &codec)
+			if err == nil {
+				l.Data, err = decodeData(l.Data, codec.Int64, l.Size)
+			}
+			if err != nil {
 				rows.Close()
 				return fmt.Errorf("sqlite: lines of %s: %w", id, err)
 			}

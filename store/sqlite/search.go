@@ -119,7 +119,11 @@ func (s *Store) Search(ctx context.Context, q store.SearchQuery) ([]store.Search
 			body           []byte
 			title, harness sql.NullString
 		)
-		if err := rows.Scan(&key, &ts, &typ, &body, &id, &title, &harness); err != nil {
+		err := rows.Scan(&key, &ts, &typ, &body, &id, &title, &harness)
+		if err == nil {
+			body, err = decodeBody(body)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("sqlite: search: %w", err)
 		}
 		snip, hl := store.Snippet(store.BodySearchText(body), terms)

@@ -36,13 +36,14 @@ func TestMigrateSearchIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close()
-	// Back to schema 4: no index, no trace of migrations 5 and 6.
+	// Back to schema 4: no index, no trace of migrations 5 to 7.
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.ExecContext(ctx, `DROP TABLE events_fts; DROP INDEX sessions_unindexed;
-		ALTER TABLE sessions DROP COLUMN indexed_seq; DELETE FROM schema_migrations WHERE version >= 5`); err != nil {
+		ALTER TABLE sessions DROP COLUMN indexed_seq; ALTER TABLE lines DROP COLUMN codec;
+		DELETE FROM schema_migrations WHERE version >= 5`); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

@@ -395,6 +395,11 @@ var migrations = []migration{
 	{sql: `ALTER TABLE sessions ADD COLUMN indexed_seq INTEGER NOT NULL DEFAULT 0;
 	UPDATE sessions SET indexed_seq = last_seq;
 	CREATE INDEX sessions_unindexed ON sessions (sid) WHERE indexed_seq < last_seq;`},
+	// 7: how each native line's data is kept (see codec.go): NULL for as
+	// it is, which the lines stored before are, or a codec; long lines
+	// (and event bodies, which need no column) are stored compressed from
+	// now on.
+	{sql: `ALTER TABLE lines ADD COLUMN codec INTEGER;`},
 }
 
 // migrateBodies moves the events of schema 1 into schema 2's table.

@@ -226,8 +226,7 @@ func (b *backend) End(ctx context.Context, status string, endedAt time.Time) err
 }
 
 func (b *backend) Body(ctx context.Context, seq int64) ([]byte, error) {
-	var body []byte
-	err := b.s.write.QueryRowContext(ctx, `SELECT body FROM events WHERE key = ?`, eventKey(b.sid, seq)).Scan(&body)
+	body, err := storedBody(ctx, b.s.write, eventKey(b.sid, seq))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, store.ErrNotFound
 	}
@@ -257,7 +256,8 @@ func (s *Store) commit(ctx context.Context, sid int64, id string, b *batch.Batch
 	if err := s.insertEvents(ctx, tx, sid, id, b.Events); err != nil {
 		return err
 	}
-	if err := s.insertLines(ctx, tx, sid, id, b.Lines); err != nil {
+	lineBytes, err := s.insertLines(ctx, tx, sid, id, b.Lines)
+	if err != nil {
 		return err
 	}
 	now := time.Now().UnixMilli()
@@ -285,9 +285,7 @@ func (s *Store) commit(ctx context.Context, sid int64, id string, b *batch.Batch
 	for i := range b.Events {
 		n += len(b.Events[i].Body) + 32
 	}
-	for i := range b.Lines {
-		n += len(b.Lines[i].Data) + 64
-	}
+	n += lineBytes
 	s.committed(n)
 	if len(b.Events) > 0 {
 		s.kickIndex()
@@ -325,7 +323,12 @@ var insertSizes = []int{128, 32, 8, 1}
 // is left to the indexer (see indexer).
 func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, sid int64, id string, evs []batch.Event) error {
 	args := make([]any, 0, insertSizes[0]*eventCols)
-	var inserted int64
+	var (
+		inserted int64
+		bufp     = getEncodeBuf()
+		buf      = *bufp // the compressed bodies of one statement
+	)
+	defer func() { putEncodeBuf(bufp, buf) }()
 	for rows := evs; len(rows) > 0; {
 		k := 0
 		for insertSizes[k] > len(rows) {
@@ -333,13 +336,16 @@ func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, sid int64, id stri
 		}
 		n := insertSizes[k]
 		args = args[:0]
+		buf = buf[:0]
 		for i := range rows[:n] {
 			ev := &rows[i]
 			var ts any
 			if !ev.TS.IsZero() {
 				ts = ev.TS.UnixMilli()
 			}
-			args = append(args, eventKey(sid, ev.Seq), ts, ev.Type, ev.Body)
+			var body []byte
+			body, buf = encodeBody(buf, ev.Body)
+			args = append(args, eventKey(sid, ev.Seq), ts, ev.Type, body)
 		}
 		res, err := tx.StmtContext(ctx, s.insertStmts[k]).ExecContext(ctx, args...)
 		if err != nil {
@@ -354,8 +360,8 @@ func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, sid int64, id stri
 	}
 	// Some keys were taken: each must hold the same body.
 	for i := range evs {
-		var body []byte
-		if err := tx.QueryRowContext(ctx, `SELECT body FROM events WHERE key = ?`, eventKey(sid, evs[i].Seq)).Scan(&body); err != nil {
+		body, err := storedBody(ctx, tx, eventKey(sid, evs[i].Seq))
+		if err != nil {
 			return fmt.Errorf("sqlite: commit events: %w", err)
 		}
 		if string(body) != string(evs[i].Body) {
@@ -365,11 +371,28 @@ func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, sid int64, id stri
 	return nil
 }
 
-// insertLines inserts native lines; one whose number is taken must hold
-// the same bytes, else the commit fails with store.ErrConflict.
-func (s *Store) insertLines(ctx context.Context, tx *sql.Tx, sid int64, id string, lines []store.Line) error {
+// storedBody returns the body of the event at key, or sql.ErrNoRows.
+func storedBody(ctx context.Context, q querier, key int64) ([]byte, error) {
+	var body []byte
+	if err := q.QueryRowContext(ctx, `SELECT body FROM events WHERE key = ?`, key).Scan(&body); err != nil {
+		return nil, err
+	}
+	return decodeBody(body)
+}
+
+// insertLines inserts native lines, compressing the long ones (see
+// encodeData), and returns about how many bytes it wrote; a line whose
+// number is taken must hold the same bytes, else the commit fails with
+// store.ErrConflict.
+func (s *Store) insertLines(ctx context.Context, tx *sql.Tx, sid int64, id string, lines []store.Line) (int, error) {
 	args := make([]any, 0, insertSizes[0]*lineCols)
-	var inserted int64
+	var (
+		inserted int64
+		written  int
+		bufp     = getEncodeBuf()
+		buf      = *bufp // the compressed lines of one statement
+	)
+	defer func() { putEncodeBuf(bufp, buf) }()
 	for rows := lines; len(rows) > 0; {
 		k := 0
 		for insertSizes[k] > len(rows) {
@@ -377,6 +400,7 @@ func (s *Store) insertLines(ctx context.Context, tx *sql.Tx, sid int64, id strin
 		}
 		n := insertSizes[k]
 		args = args[:0]
+		buf = buf[:0]
 		for i := range rows[:n] {
 			l := &rows[i]
 			var sum any
@@ -387,34 +411,37 @@ func (s *Store) insertLines(ctx context.Context, tx *sql.Tx, sid int64, id strin
 			if data == nil {
 				data = []byte{}
 			}
-			args = append(args, sid, l.Stream, l.N, l.Size, sum, msOrNull(l.TS), data)
+			var codec int
+			data, buf, codec = encodeData(buf, data)
+			args = append(args, sid, l.Stream, l.N, l.Size, sum, msOrNull(l.TS), data, codecArg(codec))
+			written += len(data) + 64
 		}
 		res, err := tx.StmtContext(ctx, s.lineStmts[k]).ExecContext(ctx, args...)
 		if err != nil {
-			return fmt.Errorf("sqlite: commit lines: %w", err)
+			return 0, fmt.Errorf("sqlite: commit lines: %w", err)
 		}
 		c, _ := res.RowsAffected()
 		inserted += c
 		rows = rows[n:]
 	}
 	if inserted == int64(len(lines)) {
-		return nil
+		return written, nil
 	}
 	// Some numbers were taken: each must hold the same bytes.
 	for i := range lines {
 		l := &lines[i]
 		stored, err := s.line(ctx, tx, sid, id, l.Stream, l.N)
 		if err != nil {
-			return fmt.Errorf("sqlite: commit lines: %w", err)
+			return 0, fmt.Errorf("sqlite: commit lines: %w", err)
 		}
 		if !store.SameLine(&stored, l) {
-			return fmt.Errorf("%w: session %s holds another %s line %d", store.ErrConflict, id, l.Stream, l.N)
+			return 0, fmt.Errorf("%w: session %s holds another %s line %d", store.ErrConflict, id, l.Stream, l.N)
 		}
 	}
-	return nil
+	return written, nil
 }
 
-const lineCols = 7
+const lineCols = 8
 
 // prepare prepares the statements writers use, on the write connection.
 func (s *Store) prepare(ctx context.Context) error {
@@ -436,12 +463,12 @@ func (s *Store) prepare(ctx context.Context) error {
 	}
 	for k, n := range insertSizes {
 		var b strings.Builder
-		b.WriteString(`INSERT INTO lines (sid, stream, n, size, sha256, ts, data) VALUES `)
+		b.WriteString(`INSERT INTO lines (sid, stream, n, size, sha256, ts, data, codec) VALUES `)
 		for i := range n {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			b.WriteString("(?,?,?,?,?,?,?)")
+			b.WriteString("(?,?,?,?,?,?,?,?)")
 		}
 		b.WriteString(" ON CONFLICT DO NOTHING")
 		st, err := s.write.PrepareContext(ctx, b.String())
