@@ -128,7 +128,10 @@ func TestNodeCluster(t *testing.T) {
 			t.Fatal("the stream was not raised to three replicas with a leader")
 		}
 		if s, err := js.Stream(ctx, natsbus.StreamName); err == nil {
-			if info := s.CachedInfo(); info.Config.Replicas == 3 && info.Cluster != nil && len(info.Cluster.Replicas) == 2 {
+			// The replicas must have caught up: a replica still
+			// copying the stream cannot take over from its leader.
+			if info := s.CachedInfo(); info.Config.Replicas == 3 && info.Cluster != nil && len(info.Cluster.Replicas) == 2 &&
+				info.Cluster.Replicas[0].Current && info.Cluster.Replicas[1].Current {
 				leader = info.Cluster.Leader
 			}
 		}
