@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/agentstream/agentstream/store"
@@ -238,29 +237,87 @@ func (c *Consumer) fetchLoop(ctx context.Context, js jetstream.JetStream, cfg je
 // drain handles the messages of a batch fetched at fetched as they come:
 // those that came while the last were written are written together
 // (writeBatch). A message that comes once ctx is done is given back.
+//
+// The fetch is read as it arrives, so that no message waits unread, and
+// every message received and not yet acknowledged (waiting its turn, or
+// being written) is told in progress (its ack wait starts again) every
+// third of the ack wait from fetched, so that a slow write or a long
+// batch does not have them delivered again meanwhile (to another node
+// sharing the consumer). One acknowledged meanwhile refuses it: harmless.
 func (c *Consumer) drain(ctx context.Context, msgs <-chan jetstream.Msg, fetched time.Time) {
-	var ready []jetstream.Msg
-	for m := range msgs {
-		ready = append(ready[:0], m)
-	more:
-		for len(ready) < c.opts.Batch {
-			select {
-			case m, ok := <-msgs:
-				if !ok {
-					break more
-				}
-				ready = append(ready, m)
-			default:
-				break more
-			}
+	var (
+		mu      sync.Mutex
+		queue   []jetstream.Msg // received, not yet taken to be written
+		writing []jetstream.Msg // being written
+		closed  bool
+	)
+	arrived := make(chan struct{}, 1)
+	wake := func() {
+		select {
+		case arrived <- struct{}{}:
+		default:
 		}
-		if ctx.Err() != nil {
+	}
+	go func() {
+		for m := range msgs {
+			mu.Lock()
+			queue = append(queue, m)
+			mu.Unlock()
+			wake()
+		}
+		mu.Lock()
+		closed = true
+		mu.Unlock()
+		wake()
+	}()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		every := c.opts.AckWait / 3
+		t := time.NewTimer(max(every-time.Since(fetched), 0))
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			mu.Lock()
+			pending := append(slices.Clip(queue), writing...)
+			mu.Unlock()
+			for _, m := range pending {
+				_ = m.InProgress()
+			}
+			t.Reset(every)
+		}
+	})
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	for {
+		mu.Lock()
+		n := min(len(queue), c.opts.Batch)
+		ready := slices.Clone(queue[:n])
+		queue = queue[n:]
+		writing = ready
+		done := closed && len(queue) == 0
+		mu.Unlock()
+		switch {
+		case len(ready) > 0 && ctx.Err() != nil:
 			for _, m := range ready {
 				_ = m.Nak()
 			}
-			continue
+		case len(ready) > 0:
+			c.writeBatch(ctx, ready)
+		case done:
+			return
+		default:
+			<-arrived
 		}
-		c.writeBatch(ctx, ready, fetched)
+		mu.Lock()
+		writing = nil
+		mu.Unlock()
 	}
 }
 
@@ -288,18 +345,15 @@ const (
 // once its records are committed. The messages of one session among msgs
 // are written together, in one Ingester.Lines call and so one commit of
 // the store, and acknowledged after it; a session's records keep their
-// order, and the sessions are independent of one another. Should that call fail, each of its messages is written alone, as
-// handle does, so that a message refused is terminated (or asked for
-// again) alone and the others are written and acknowledged. A message
-// with the session's header starts a group, one with its end closes it,
-// and one holding a stub is written alone (its object is fetched then).
+// order, and the sessions are independent of one another. Should that
+// call fail, each of its messages is written alone, as handle does, so
+// that a message refused is terminated (or asked for again) alone and the
+// others are written and acknowledged. A message with the session's
+// header starts a group, one with its end closes it, and one holding a
+// stub is written alone (its object is fetched then).
 //
-// The messages not yet acknowledged are told in progress (their ack wait
-// starts again) every third of the ack wait from since (when they were
-// fetched, before any was delivered), by a goroutine of their own, so
-// that a write slower than the ack wait, or a long batch, does not have
-// them delivered again meanwhile.
-func (c *Consumer) writeBatch(ctx context.Context, msgs []jetstream.Msg, since time.Time) {
+// drain tells the messages in progress while they wait.
+func (c *Consumer) writeBatch(ctx context.Context, msgs []jetstream.Msg) {
 	type group struct {
 		msgs  []*message
 		lines int
@@ -325,34 +379,7 @@ func (c *Consumer) writeBatch(ctx context.Context, msgs []jetstream.Msg, since t
 		g.lines += len(d.lines)
 		g.bytes += len(m.Data())
 	}
-	var next atomic.Int64 // the first group not yet done
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		every := c.opts.AckWait / 3
-		t := time.NewTimer(max(every-time.Since(since), 0))
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-			for _, g := range groups[next.Load():] {
-				for _, d := range g.msgs {
-					// One acknowledged meanwhile refuses it: harmless.
-					_ = d.m.InProgress()
-				}
-			}
-			t.Reset(every)
-		}
-	})
-	defer func() {
-		close(stop)
-		wg.Wait()
-	}()
-	for i, g := range groups {
-		next.Store(int64(i))
+	for _, g := range groups {
 		if len(g.msgs) > 1 && ctx.Err() == nil && c.writeGroup(ctx, g.msgs) == nil {
 			for _, d := range g.msgs {
 				c.ack(d.m)
