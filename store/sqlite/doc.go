@@ -41,7 +41,7 @@
 //
 // Commits do not wait for the full-text index: the Store's indexer adds a
 // session's new events once the session has had no commit for
-// Options.IndexDelay (100 ms), in transactions of its own of at most 4,096
+// Options.IndexDelay (100 ms), in transactions of its own of at most 512
 // events, and moves the session's watermark (sessions.indexed_seq) in the
 // same transaction. Whichever process indexes next goes on from the
 // watermark, so that events committed by a process that crashed or exited

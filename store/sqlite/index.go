@@ -20,10 +20,13 @@ import (
 // never indexed twice.
 
 // indexBatchEvents and indexBatchBytes bound one indexing transaction, so
-// that a writer waiting for the database waits little.
+// that a writer waiting for the database waits little: the indexer holds
+// the write lock for one batch at a time, and a live session's commit
+// waits at most that long (transactions of 4,096 events held it for
+// seconds on a slow machine, while a large backlog was indexed).
 const (
-	indexBatchEvents = 4096
-	indexBatchBytes  = 8 << 20
+	indexBatchEvents = 512
+	indexBatchBytes  = 1 << 20
 )
 
 // indexPoll is how often the indexer looks for sessions that other
