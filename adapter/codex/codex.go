@@ -73,15 +73,9 @@ type line struct {
 
 // Decode appends the events of one line to dst.
 func (d *Decoder) Decode(dst []agentstream.Event, raw []byte) []agentstream.Event {
-	raw = jsonscan.TrimSpace(raw)
-	if len(raw) == 0 {
+	dst, raw, ok := fields.Object(dst, raw, false)
+	if !ok {
 		return dst
-	}
-	if raw[0] != '{' {
-		if jsonscan.IsNull(raw) {
-			return dst
-		}
-		return append(dst, fields.Raw(raw))
 	}
 	var l line
 	obj, _ := jsonscan.Object(raw)
@@ -149,11 +143,7 @@ func (d *Decoder) Decode(dst []agentstream.Event, raw []byte) []agentstream.Even
 	default:
 		dst = append(dst, fields.Raw(raw))
 	}
-	if t := fields.Time(l.timestamp); !t.IsZero() {
-		for i := start; i < len(dst); i++ {
-			dst[i].Time = t
-		}
-	}
+	fields.Stamp(dst[start:], l.timestamp)
 	return dst
 }
 

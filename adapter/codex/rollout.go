@@ -48,15 +48,9 @@ var RolloutDeliberate = map[string]string{
 
 // Decode appends the events of one line to dst.
 func (r *RolloutDecoder) Decode(dst []agentstream.Event, raw []byte) []agentstream.Event {
-	raw = jsonscan.TrimSpace(raw)
-	if len(raw) == 0 {
+	dst, raw, ok := fields.Object(dst, raw, false)
+	if !ok {
 		return dst
-	}
-	if raw[0] != '{' {
-		if jsonscan.IsNull(raw) {
-			return dst
-		}
-		return append(dst, fields.Raw(raw))
 	}
 	var typ, payload, ts []byte
 	obj, _ := jsonscan.Object(raw)
@@ -88,11 +82,7 @@ func (r *RolloutDecoder) Decode(dst []agentstream.Event, raw []byte) []agentstre
 		// token_count gives too) and anything newer.
 		dst = append(dst, fields.Raw(raw))
 	}
-	if t := fields.Time(ts); !t.IsZero() {
-		for i := start; i < len(dst); i++ {
-			dst[i].Time = t
-		}
-	}
+	fields.Stamp(dst[start:], ts)
 	return dst
 }
 

@@ -47,15 +47,9 @@ var SessionFolded = map[string]string{
 
 // Decode appends the events of one record to dst.
 func (s *SessionDecoder) Decode(dst []agentstream.Event, raw []byte) []agentstream.Event {
-	raw = jsonscan.TrimSpace(raw)
-	if len(raw) == 0 {
+	dst, raw, ok := fields.Object(dst, raw, true)
+	if !ok {
 		return dst
-	}
-	if raw[0] != '{' || !jsonscan.Valid(raw) {
-		if jsonscan.IsNull(raw) {
-			return dst
-		}
-		return append(dst, fields.Raw(raw))
 	}
 	start := len(dst)
 	typ := fields.Str(jsonscan.Get(raw, "type"))
@@ -91,11 +85,7 @@ func (s *SessionDecoder) Decode(dst []agentstream.Event, raw []byte) []agentstre
 	if len(dst) == start {
 		dst = append(dst, fields.Raw(raw))
 	}
-	if t := fields.Time(jsonscan.Get(raw, "timestamp")); !t.IsZero() {
-		for i := start; i < len(dst); i++ {
-			dst[i].Time = t
-		}
-	}
+	fields.Stamp(dst[start:], jsonscan.Get(raw, "timestamp"))
 	return dst
 }
 

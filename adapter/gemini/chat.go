@@ -55,15 +55,9 @@ func (c *ChatDecoder) Decode(dst []agentstream.Event, raw []byte) []agentstream.
 		}
 		return dst
 	}
-	raw = jsonscan.TrimSpace(raw)
-	if len(raw) == 0 {
+	dst, raw, ok := fields.Object(dst, raw, false)
+	if !ok {
 		return dst
-	}
-	if raw[0] != '{' {
-		if jsonscan.IsNull(raw) {
-			return dst
-		}
-		return append(dst, fields.Raw(raw))
 	}
 	if len(raw) == 1 && c.lines == 1 {
 		// The first line of a document spread over lines, as
@@ -152,11 +146,7 @@ func (c *ChatDecoder) message(dst []agentstream.Event, v []byte) []agentstream.E
 		text, _, _ := fields.Text(jsonscan.Get(v, "content"))
 		dst = append(dst, agentstream.E(&agentstream.Warning{Message: text}))
 	}
-	if t := fields.Time(jsonscan.Get(v, "timestamp")); !t.IsZero() {
-		for i := start; i < len(dst); i++ {
-			dst[i].Time = t
-		}
-	}
+	fields.Stamp(dst[start:], jsonscan.Get(v, "timestamp"))
 	return dst
 }
 

@@ -51,15 +51,9 @@ var QwenChatFolded = map[string]string{
 
 // Decode appends the events of one record to dst.
 func (c *QwenChatDecoder) Decode(dst []agentstream.Event, raw []byte) []agentstream.Event {
-	raw = jsonscan.TrimSpace(raw)
-	if len(raw) == 0 {
+	dst, raw, ok := fields.Object(dst, raw, true)
+	if !ok {
 		return dst
-	}
-	if raw[0] != '{' || !jsonscan.Valid(raw) {
-		if jsonscan.IsNull(raw) {
-			return dst
-		}
-		return append(dst, fields.Raw(raw))
 	}
 	start := len(dst)
 	if id := fields.Str(jsonscan.Get(raw, "sessionId")); id != "" && id != c.session {
@@ -88,11 +82,7 @@ func (c *QwenChatDecoder) Decode(dst []agentstream.Event, raw []byte) []agentstr
 	if len(dst) == body && QwenChatFolded[typ] == "" {
 		dst = append(dst, fields.Raw(raw))
 	}
-	if t := fields.Time(jsonscan.Get(raw, "timestamp")); !t.IsZero() {
-		for i := start; i < len(dst); i++ {
-			dst[i].Time = t
-		}
-	}
+	fields.Stamp(dst[start:], jsonscan.Get(raw, "timestamp"))
 	return dst
 }
 

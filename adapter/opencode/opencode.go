@@ -116,15 +116,9 @@ func readState(obj *jsonscan.Obj, buf *[]byte) stateOf {
 
 // Decode appends the events of one line to dst.
 func (d *Decoder) Decode(dst []agentstream.Event, raw []byte) []agentstream.Event {
-	raw = jsonscan.TrimSpace(raw)
-	if len(raw) == 0 {
+	dst, raw, ok := fields.Object(dst, raw, false)
+	if !ok {
 		return dst
-	}
-	if raw[0] != '{' {
-		if jsonscan.IsNull(raw) {
-			return dst
-		}
-		return append(dst, fields.Raw(raw))
 	}
 	var l line
 	obj, _ := jsonscan.Object(raw)

@@ -59,15 +59,9 @@ var StorageFolded = map[string]string{
 
 // Decode appends the events of one record to dst.
 func (s *StorageDecoder) Decode(dst []agentstream.Event, raw []byte) []agentstream.Event {
-	raw = jsonscan.TrimSpace(raw)
-	if len(raw) == 0 {
+	dst, raw, ok := fields.Object(dst, raw, true)
+	if !ok {
 		return dst
-	}
-	if raw[0] != '{' || !jsonscan.Valid(raw) {
-		if jsonscan.IsNull(raw) {
-			return dst
-		}
-		return append(dst, fields.Raw(raw))
 	}
 	start := len(dst)
 	switch {

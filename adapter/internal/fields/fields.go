@@ -309,3 +309,34 @@ func Unquoted(v []byte) []byte {
 	}
 	return inner
 }
+
+// Object trims a line and says whether it is a JSON object for the
+// decoder to map. When it is not, dst comes back with what the line gives
+// instead: nothing for an empty line or a JSON null, a raw event for
+// anything else. With valid, an object must also be well-formed JSON (a
+// decoder that reads members with jsonscan.Get, which does not check the
+// rest of the line); without it, the decoder checks the line as it scans
+// it.
+func Object(dst []agentstream.Event, line []byte, valid bool) ([]agentstream.Event, []byte, bool) {
+	line = jsonscan.TrimSpace(line)
+	if len(line) == 0 {
+		return dst, line, false
+	}
+	if line[0] != '{' || valid && !jsonscan.Valid(line) {
+		if jsonscan.IsNull(line) {
+			return dst, line, false
+		}
+		return append(dst, Raw(line)), line, false
+	}
+	return dst, line, true
+}
+
+// Stamp sets the time of the events evs, those of one line, to the time
+// the JSON value ts gives, when it gives one.
+func Stamp(evs []agentstream.Event, ts []byte) {
+	if t := Time(ts); !t.IsZero() {
+		for i := range evs {
+			evs[i].Time = t
+		}
+	}
+}
