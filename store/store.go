@@ -295,6 +295,21 @@ type Publisher interface {
 	End(session string)
 }
 
+// Tee returns a Publisher that hands everything to a, then to b.
+func Tee(a, b Publisher) Publisher { return tee{a, b} }
+
+type tee struct{ a, b Publisher }
+
+func (t tee) Publish(ev Event) {
+	t.a.Publish(ev)
+	t.b.Publish(ev)
+}
+
+func (t tee) End(session string) {
+	t.a.End(session)
+	t.b.End(session)
+}
+
 // A Writer records one session as it runs. Handle takes the session's
 // envelopes in order (the store keeps the stored ones, whose seq must
 // follow the last one, and publishes live deltas without keeping them);

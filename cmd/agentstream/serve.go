@@ -15,6 +15,7 @@ import (
 	"github.com/agentstream/agentstream/natsbus"
 	"github.com/agentstream/agentstream/redact"
 	"github.com/agentstream/agentstream/session"
+	"github.com/agentstream/agentstream/store"
 	"github.com/agentstream/agentstream/store/postgres"
 	"github.com/agentstream/agentstream/web/api"
 	"github.com/agentstream/agentstream/web/ui"
@@ -186,6 +187,13 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		logf("NATS node %s of cluster %s: %s", node.Name(), cf.cluster, node.ClientURL())
 		*natsURL = node.ClientURL()
 	}
+	// With shared ingest, the hub is fed by the stream of the events the
+	// other nodes commit as well as by the store (docs/cluster.md).
+	var (
+		events       func(store.Publisher) func() any
+		eventsHealth = func() any { return nil }
+		stopEvents   func()
+	)
 	if *natsURL != "" {
 		nc, err := natsbus.Connect(*natsURL, "agentstream serve")
 		if err != nil {
@@ -207,6 +215,26 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 			cons = natsbus.Consume(nc, ing, copts)
 		}
 		defer cons.Stop()
+		var relay *natsbus.Relay
+		if shared {
+			// What this node commits goes to the stream of events too,
+			// which the other nodes follow (events, below).
+			if r, ok := st.(interface{ Relay(store.Publisher) }); ok {
+				relay = natsbus.NewRelay(nc, natsbus.EventOptions{Replicas: cf.replicas, Logf: logf})
+				r.Relay(relay)
+				defer relay.Stop()
+				defer r.Relay(nil)
+			}
+		}
+		if relay != nil {
+			events = func(pub store.Publisher) func() any {
+				feed := natsbus.FollowEvents(nc, pub, natsbus.EventOptions{Node: relay.Node(), Replicas: cf.replicas, Logf: logf})
+				stopEvents = feed.Stop
+				return func() any {
+					return map[string]any{"node": relay.Node(), "relayed": relay.Stats(), "followed": feed.Stats()}
+				}
+			}
+		}
 		opts.Health = func() any {
 			s := cons.Status()
 			state := "connected"
@@ -220,10 +248,17 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 			if cf.cluster != "" {
 				h["cluster"], h["node"] = cf.cluster, cf.node
 			}
+			if ev := eventsHealth(); ev != nil {
+				h["events"] = ev
+			}
 			return h
 		}
 	}
 	srv := startServer(ctx, st, ln, opts, profiles, func(err error) { fmt.Fprintln(e.stderr, "agentstream serve:", err) })
+	if events != nil {
+		eventsHealth = events(srv.merge.Stream())
+		defer stopEvents()
+	}
 	fmt.Fprintf(e.stderr, "agentstream serve: http://%s (database %s)\n", ln.Addr(), where)
 	select {
 	case err = <-srv.errc:
@@ -248,6 +283,7 @@ type server struct {
 	wg     sync.WaitGroup
 	errc   chan error // Serve's error, once it returns
 	live   *liveSessions
+	merge  *hub.Merge // feeds the hub: the store's follower, and any stream of events
 }
 
 // startServer starts serving on ln until stop is called; with profiles, it
@@ -256,7 +292,8 @@ func startServer(ctx context.Context, st sessionStore, ln net.Listener, opts api
 	ctx, cancel := context.WithCancel(ctx)
 	s := &server{cancel: cancel, errc: make(chan error, 1)}
 	h := hub.New(hub.Options{})
-	s.wg.Go(func() { _ = st.Follow(ctx, h, 0) })
+	s.merge = hub.NewMerge(h)
+	s.wg.Go(func() { _ = st.Follow(ctx, s.merge.Store(), 0) })
 
 	if profiles != nil {
 		// The sessions outlive the requests that open them, not the server.

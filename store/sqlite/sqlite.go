@@ -34,7 +34,8 @@ type Store struct {
 	// Options fixed at Open.
 	opts Options
 
-	pub atomic.Pointer[publisherBox]
+	pub   atomic.Pointer[publisherBox] // Follow's
+	relay atomic.Pointer[publisherBox] // Relay's
 
 	mu    sync.Mutex
 	local map[int64]*Writer // open writers of this Store, by sid
@@ -561,9 +562,29 @@ func (s *Store) IntegrityCheck(ctx context.Context) error {
 	return nil
 }
 
+// Relay hands what this Store's own writers commit (their events, live
+// deltas and ends, not what Follow finds that other processes committed)
+// to p as well as to Follow's publisher, from now on; nil stops it. p's
+// methods must not block.
+func (s *Store) Relay(p store.Publisher) {
+	if p == nil {
+		s.relay.Store(nil)
+		return
+	}
+	s.relay.Store(&publisherBox{p})
+}
+
+// publisher returns where the writers publish: Follow's publisher and the
+// relay, either, or nil for nowhere.
 func (s *Store) publisher() store.Publisher {
-	if b := s.pub.Load(); b != nil {
+	b, r := s.pub.Load(), s.relay.Load()
+	switch {
+	case b != nil && r != nil:
+		return store.Tee(b.p, r.p)
+	case b != nil:
 		return b.p
+	case r != nil:
+		return r.p
 	}
 	return nil
 }
