@@ -107,7 +107,9 @@ type EventStats struct {
 	// buffer was full, NATS was away, or one was too large for a message.
 	// The store has them; other nodes find them there.
 	Dropped int64 `json:"dropped"`
-	// Connected is, for a Feed, whether it follows the stream now.
+	// Connected is whether NATS is connected and, for a Relay, the stream
+	// was there when it last looked (every ten seconds while it relays),
+	// or, for a Feed, it follows the stream now.
 	Connected bool `json:"connected"`
 }
 
@@ -128,6 +130,7 @@ type Relay struct {
 	ch      chan relayed
 	events  atomic.Int64
 	dropped atomic.Int64
+	found   atomic.Bool // the stream was there when last looked for
 	cancel  context.CancelFunc
 	done    chan struct{}
 }
@@ -172,7 +175,7 @@ func (r *Relay) End(session string) {
 
 // Stats returns what the Relay carried.
 func (r *Relay) Stats() EventStats {
-	return EventStats{Events: r.events.Load(), Dropped: r.dropped.Load()}
+	return EventStats{Events: r.events.Load(), Dropped: r.dropped.Load(), Connected: r.found.Load() && r.nc.IsConnected()}
 }
 
 // Stop stops the Relay; what it holds is not published.
@@ -223,6 +226,7 @@ func (r *Relay) loop(ctx context.Context) {
 			_, err := EnsureEventStream(cctx, js, r.opts.Replicas)
 			cancel()
 			checked = time.Now()
+			r.found.Store(err == nil)
 			if (err == nil) != ok {
 				ok = err == nil
 				if ok {

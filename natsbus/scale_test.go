@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"github.com/agentstream/agentstream/hub"
 	"github.com/agentstream/agentstream/natsbus"
 	"github.com/agentstream/agentstream/store"
+	"github.com/agentstream/agentstream/store/postgres"
 	"github.com/agentstream/agentstream/store/sqlite"
 	"github.com/agentstream/agentstream/web/api"
 	"github.com/nats-io/nats.go/jetstream"
@@ -48,6 +50,12 @@ const (
 //     API) and node B (API) each have their own SQLite store, their own
 //     durable consumer writing it, and their own hub fed by it; the client
 //     reads node B.
+//   - shared (with AGENTSTREAM_TEST_POSTGRES): another such cluster, and
+//     one PostgreSQL store. Node A ingests every session (shared ingest,
+//     alone: it holds every partition) and relays what it commits to the
+//     stream of events; node B (API only, its own pool) feeds its hub from
+//     that stream and from the store's follower, as serve does; the
+//     client reads node B, which writes no session.
 //
 // It reports p50 and p99 of each in milliseconds, the cluster's over
 // HTTP's, the lines a second each delivered (all lines over the time from
@@ -65,7 +73,7 @@ func BenchmarkScale(b *testing.B) {
 	httpSrv := serveAPI(b, httpSt, api.Options{})
 	httpPath := scalePath{
 		sse:    httpSrv.URL,
-		stores: []*sqlite.Store{httpSt},
+		stores: []store.Store{httpSt},
 		start: func(sp *api.Spool) (func(context.Context) error, func()) {
 			// Each runner is a process of its own, with its own
 			// connection to the server.
@@ -98,25 +106,20 @@ func BenchmarkScale(b *testing.B) {
 	nodeB := serveAPI(b, stB, api.Options{})
 	clusterPath := scalePath{
 		sse:    nodeB.URL,
-		stores: []*sqlite.Store{stA, stB},
-		start: func(sp *api.Spool) (func(context.Context) error, func()) {
-			nc, err := natsbus.Connect(allURLs, "runner "+sp.Session())
-			if err != nil {
-				b.Fatal(err)
-			}
-			p, err := natsbus.NewPublisher(nc, sp, natsbus.PublisherOptions{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			return p.Wait, func() { p.Stop(); nc.Close() }
-		},
+		stores: []store.Store{stA, stB},
+		start:  publishTo(b, allURLs),
 	}
 
-	var httpRes, clusterRes scaleResult
+	sharedPath, shared := sharedScalePath(b)
+
+	var httpRes, clusterRes, sharedRes scaleResult
 	var msgs uint64
 	for i := 0; b.Loop(); i++ {
 		httpRes.add(runScale(ctx, b, httpPath, fmt.Sprintf("h%d", i)))
 		clusterRes.add(runScale(ctx, b, clusterPath, fmt.Sprintf("c%d", i)))
+		if shared {
+			sharedRes.add(runScale(ctx, b, sharedPath, fmt.Sprintf("p%d", i)))
+		}
 		info, err := stream.Info(ctx)
 		if err != nil {
 			b.Fatal(err)
@@ -134,6 +137,14 @@ func BenchmarkScale(b *testing.B) {
 	b.ReportMetric(ms(cp99)/ms(hp99), "cluster/http-p99")
 	b.ReportMetric(httpRes.rate(), "http-lines/s")
 	b.ReportMetric(clusterRes.rate(), "cluster-lines/s")
+	if shared {
+		sp50, sp99 := sharedRes.percentile(50), sharedRes.percentile(99)
+		b.ReportMetric(ms(sp50), "shared-p50-ms")
+		b.ReportMetric(ms(sp99), "shared-p99-ms")
+		b.ReportMetric(ms(sp50)/ms(hp50), "shared/http-p50")
+		b.ReportMetric(ms(sp99)/ms(hp99), "shared/http-p99")
+		b.ReportMetric(sharedRes.rate(), "shared-lines/s")
+	}
 	if httpRes.cpu > 0 {
 		// What the whole process spent (every node, the runners and the
 		// client): on a machine too busy to offer the load in time, the
@@ -142,6 +153,10 @@ func BenchmarkScale(b *testing.B) {
 		b.ReportMetric(perLine(httpRes), "http-cpu-µs/line")
 		b.ReportMetric(perLine(clusterRes), "cluster-cpu-µs/line")
 		b.ReportMetric(perLine(clusterRes)/perLine(httpRes), "cluster/http-cpu")
+		if shared {
+			b.ReportMetric(perLine(sharedRes), "shared-cpu-µs/line")
+			b.ReportMetric(perLine(sharedRes)/perLine(httpRes), "shared/http-cpu")
+		}
 	}
 }
 
@@ -154,7 +169,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 type scalePath struct {
 	start  func(sp *api.Spool) (wait func(context.Context) error, stop func())
 	sse    string
-	stores []*sqlite.Store
+	stores []store.Store
 }
 
 // scaleResult gathers the latencies and rates of a path's iterations.
@@ -433,6 +448,88 @@ func readScaleStream(body io.Reader, index map[string]int, recv [][]time.Time, t
 		case bytes.HasPrefix(line, []byte("data: ")):
 			data = append(data[:0:0], line[len("data: "):]...)
 		}
+	}
+}
+
+// sharedScalePath starts the shared path of BenchmarkScale, or reports
+// false without AGENTSTREAM_TEST_POSTGRES.
+func sharedScalePath(b *testing.B) (scalePath, bool) {
+	if os.Getenv("AGENTSTREAM_TEST_POSTGRES") == "" {
+		b.Log("no AGENTSTREAM_TEST_POSTGRES: the shared path is left out")
+		return scalePath{}, false
+	}
+	db := pgURL(b)
+	nodes, _ := startCluster(b)
+	var urls []string
+	for _, n := range nodes {
+		urls = append(urls, n.ClientURL())
+	}
+	allURLs := strings.Join(urls, ",")
+	createReplicatedStream(b, allURLs, len(nodes))
+	open := func() *postgres.Store {
+		st, err := postgres.Open(context.Background(), db)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { st.Close() })
+		return st
+	}
+	stA, stB := open(), open()
+
+	ncA := connect(b, urls[0])
+	relay := natsbus.NewRelay(ncA, natsbus.EventOptions{Node: "a", Replicas: len(nodes)})
+	b.Cleanup(relay.Stop)
+	stA.Relay(relay)
+	cons := natsbus.ConsumeShared(ncA, api.NewIngester(stA, api.Options{HeartbeatTimeout: -1}),
+		natsbus.ConsumerOptions{Replicas: len(nodes)}, natsbus.LeaseOptions{Node: "a"})
+	b.Cleanup(cons.Stop)
+	deadline := time.Now().Add(60 * time.Second)
+	for len(cons.Status().Partitions) < natsbus.Partitions {
+		if time.Now().After(deadline) {
+			b.Fatalf("node a holds partitions %v, want all", cons.Status().Partitions)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	h := hub.New(hub.Options{AllBuffer: 1 << 17})
+	m := hub.NewMerge(h)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = stB.Follow(ctx, m.Store(), 0) })
+	feed := natsbus.FollowEvents(connect(b, urls[1]), m.Stream(), natsbus.EventOptions{Node: "b", Replicas: len(nodes)})
+	srv := httptest.NewServer(api.New(stB, h, api.Options{}))
+	b.Cleanup(func() {
+		srv.Close()
+		feed.Stop()
+		cancel()
+		wg.Wait()
+	})
+	for !feed.Stats().Connected {
+		if time.Now().After(deadline) {
+			b.Fatal("node b does not follow the stream of events")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return scalePath{
+		sse:    srv.URL,
+		stores: []store.Store{stB},
+		start:  publishTo(b, allURLs),
+	}, true
+}
+
+// publishTo returns the start of a scalePath whose runners publish to the
+// NATS servers urls, each with a connection of its own.
+func publishTo(b *testing.B, urls string) func(sp *api.Spool) (func(context.Context) error, func()) {
+	return func(sp *api.Spool) (func(context.Context) error, func()) {
+		nc, err := natsbus.Connect(urls, "runner "+sp.Session())
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := natsbus.NewPublisher(nc, sp, natsbus.PublisherOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return p.Wait, func() { p.Stop(); nc.Close() }
 	}
 }
 
