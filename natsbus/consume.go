@@ -21,8 +21,9 @@ import (
 )
 
 // Ingester writes the sessions a Consumer receives to the store
-// (api.Ingester is one). Its methods are called from one goroutine by
-// Consume, and from one goroutine per partition held by ConsumeShared; an
+// (api.Ingester is one). Its methods are called for several sessions at
+// once (ConsumerOptions.Parallel), and for one session from one goroutine
+// at a time; an
 // *api.IngestError says a request was refused, any other error that the
 // store failed. Lines must ignore lines it already has, so that a message
 // delivered again does no harm.
@@ -48,6 +49,9 @@ type ConsumerOptions struct {
 	// a fetched batch not yet written is told in progress every half of
 	// it, so as not to be delivered again meanwhile.
 	AckWait time.Duration
+	// Parallel is how many sessions of a fetch are written at once; zero
+	// means 8. A session's messages are written in order, one at a time.
+	Parallel int
 	// Replicas is how many servers of a cluster hold the stream and the
 	// consumer; zero leaves an existing stream as it is (and makes a
 	// missing one on one server).
@@ -111,6 +115,9 @@ func (o ConsumerOptions) withDefaults() ConsumerOptions {
 	}
 	if o.AckWait <= 0 {
 		o.AckWait = 5 * time.Second
+	}
+	if o.Parallel <= 0 {
+		o.Parallel = 8
 	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
@@ -350,7 +357,8 @@ const (
 // that a message refused is terminated (or asked for again) alone and the
 // others are written and acknowledged. A message with the session's
 // header starts a group, one with its end closes it, and one holding a
-// stub is written alone (its object is fetched then).
+// stub is written alone (its object is fetched then). Up to Parallel
+// sessions are written at once, each session's groups in order.
 //
 // drain tells the messages in progress while they wait.
 func (c *Consumer) writeBatch(ctx context.Context, msgs []jetstream.Msg) {
@@ -359,8 +367,9 @@ func (c *Consumer) writeBatch(ctx context.Context, msgs []jetstream.Msg) {
 		lines int
 		bytes int
 	}
-	var groups []*group
-	open := map[string]*group{} // the group a session's next message may join
+	var order []string              // the sessions, in the order they came
+	groups := map[string][]*group{} // each session's groups, in order
+	open := map[string]*group{}     // the group a session's next message may join
 	for _, m := range msgs {
 		d := decodeMessage(m)
 		g := open[d.id]
@@ -368,7 +377,10 @@ func (c *Consumer) writeBatch(ctx context.Context, msgs []jetstream.Msg) {
 			g.msgs[len(g.msgs)-1].end != nil ||
 			g.lines+len(d.lines) > maxGroupLines || g.bytes+len(m.Data()) > maxGroupBytes {
 			g = &group{}
-			groups = append(groups, g)
+			if groups[d.id] == nil {
+				order = append(order, d.id)
+			}
+			groups[d.id] = append(groups[d.id], g)
 			if d.err == nil && d.objects == nil {
 				open[d.id] = g
 			} else {
@@ -379,12 +391,12 @@ func (c *Consumer) writeBatch(ctx context.Context, msgs []jetstream.Msg) {
 		g.lines += len(d.lines)
 		g.bytes += len(m.Data())
 	}
-	for _, g := range groups {
+	write := func(g *group) {
 		if len(g.msgs) > 1 && ctx.Err() == nil && c.writeGroup(ctx, g.msgs) == nil {
 			for _, d := range g.msgs {
 				c.ack(d.m)
 			}
-			continue
+			return
 		}
 		for _, d := range g.msgs {
 			if ctx.Err() != nil {
@@ -394,6 +406,22 @@ func (c *Consumer) writeBatch(ctx context.Context, msgs []jetstream.Msg) {
 			c.handle(ctx, d)
 		}
 	}
+	work := make(chan []*group)
+	var wg sync.WaitGroup
+	for range min(c.opts.Parallel, len(order)) {
+		wg.Go(func() {
+			for gs := range work {
+				for _, g := range gs {
+					write(g)
+				}
+			}
+		})
+	}
+	for _, id := range order {
+		work <- groups[id]
+	}
+	close(work)
+	wg.Wait()
 }
 
 // writeGroup writes the records of consecutive messages of one session
