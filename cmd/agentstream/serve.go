@@ -62,7 +62,9 @@ all (one node takes every session; the default with a SQLite file) or
 shared (several serve processes share one store, PostgreSQL, the default
 with --db postgres://…: the sessions are spread over 16 partitions, and
 each node takes the partitions whose lease it holds in the NATS key-value
-bucket agentstream-leases). See docs/cluster.md.
+bucket agentstream-leases; each node publishes the events it commits to the
+stream AGENTSTREAM_EVENTS and follows the others', so that it serves every
+session live, live deltas included). See docs/cluster.md.
 
 With --cluster NAME, it embeds a NATS JetStream node itself, one of the
 cluster NAME, and ingests from it: nothing else to install. Runners connect
