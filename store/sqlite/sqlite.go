@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,6 +59,14 @@ type Store struct {
 	insertStmts [4]*sql.Stmt
 	lineStmts   [4]*sql.Stmt
 	ftsStmts    [4]*sql.Stmt
+	updateStmts [2]*sql.Stmt // a commit's of the session: with its record, without
+
+	// The group commit (see commit): the batches waiting, and whether a
+	// writer is committing.
+	groupMu   sync.Mutex
+	groupQ    []*pendingCommit
+	groupBusy bool
+	grouped   atomic.Int64 // transactions of more than one batch
 
 	closeOnce sync.Once
 }
@@ -275,7 +284,7 @@ func (s *Store) Close() error {
 			close(s.ckptStop)
 			<-s.ckptDone
 		}
-		for _, st := range append(append(s.insertStmts[:], s.lineStmts[:]...), s.ftsStmts[:]...) {
+		for _, st := range slices.Concat(s.insertStmts[:], s.lineStmts[:], s.ftsStmts[:], s.updateStmts[:]) {
 			if st != nil {
 				st.Close()
 			}

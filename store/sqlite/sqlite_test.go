@@ -447,3 +447,104 @@ func TestDeleteSession(t *testing.T) {
 		t.Errorf("the new session a holds %d lines and %d events of the old one", n, len(evs))
 	}
 }
+
+// TestGroupCommit has sixteen writers flush one event at a time, at once,
+// so that their batches share transactions. The commit hook holds one
+// transaction for 100 ms, while the others queue, and only then does
+// session s-bad flush its first batch, which fails after writing (the hook
+// sets its title, then fails) in the next transaction with the batches
+// queued beside it: s-bad's writer gets the error and nothing of its
+// batch is kept, and every other session holds each of its events once,
+// with a dense seq.
+func TestGroupCommit(t *testing.T) {
+	st := openTest(t, sqlite.Options{})
+	ctx := context.Background()
+	errBad := errors.New("the batch of s-bad fails")
+	held := make(chan struct{})
+	var holdOnce sync.Once
+	sqlite.SetCommitHook(func(tx *sql.Tx, session string) error {
+		switch session {
+		case "s-00":
+			holdOnce.Do(func() {
+				close(held)
+				time.Sleep(100 * time.Millisecond)
+			})
+		case "s-bad":
+			if _, err := tx.ExecContext(ctx, `UPDATE sessions SET title = 'half-written' WHERE id = 's-bad'`); err != nil {
+				return err
+			}
+			return errBad
+		}
+		return nil
+	})
+	defer sqlite.SetCommitHook(nil)
+	const n = 200
+	var wg sync.WaitGroup
+	ids := []string{"s-bad"}
+	for i := range 15 {
+		ids = append(ids, fmt.Sprintf("s-%02d", i))
+	}
+	for _, id := range ids {
+		w, err := st.Create(ctx, store.NewSession{ID: id, Harness: "jsonl"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			defer w.Close(ctx)
+			if id == "s-bad" {
+				<-held
+				time.Sleep(20 * time.Millisecond) // the others queue meanwhile
+			}
+			for i := 1; i <= n; i++ {
+				env := agentstream.Envelope{Session: id, Seq: int64(i), Turn: 1, Payload: &agentstream.Message{Role: "assistant", Text: fmt.Sprint(id, " ", i)}}
+				err := w.Handle(ctx, env)
+				if err == nil {
+					err = w.Flush(ctx)
+				}
+				if id == "s-bad" {
+					if !errors.Is(err, errBad) {
+						t.Errorf("s-bad: event %d: %v, want the hook's error", i, err)
+					}
+					return
+				}
+				if err != nil {
+					t.Errorf("%s: event %d: %v", id, i, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if st.Grouped() == 0 {
+		t.Fatal("no transaction held more than one batch: the test did not test grouping")
+	}
+	t.Logf("%d transactions held more than one batch", st.Grouped())
+	for _, id := range ids {
+		evs, err := st.Events(ctx, id, store.EventQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := st.Session(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id == "s-bad" {
+			if len(evs) != 0 || s.Title == "half-written" {
+				t.Errorf("s-bad: %d events stored, title %q; want none of its failed batches", len(evs), s.Title)
+			}
+			continue
+		}
+		if len(evs) != n || s.LastSeq != n {
+			t.Fatalf("%s: %d events stored, last seq %d; want %d", id, len(evs), s.LastSeq, n)
+		}
+		for i, e := range evs {
+			env, err := e.Envelope()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := fmt.Sprint(id, " ", i+1); e.Seq != int64(i+1) || env.Payload.(*agentstream.Message).Text != want {
+				t.Fatalf("%s: event %d: seq %d, %+v; want seq %d, %q", id, i, e.Seq, env.Payload, i+1, want)
+			}
+		}
+	}
+}

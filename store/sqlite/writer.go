@@ -246,51 +246,157 @@ func (b *backend) Commit(ctx context.Context, bt *batch.Batch) error {
 
 const eventCols = 4
 
-// commit writes a batch in one transaction.
+// commitHook, when set (by a test), runs first in each batch's commit,
+// and fails it with its error.
+var commitHook func(tx *sql.Tx, session string) error
+
+// A pendingCommit is a session's batch waiting in the group commit.
+type pendingCommit struct {
+	sid  int64
+	id   string
+	b    *batch.Batch
+	err  error
+	size int           // bytes written, once committed
+	done chan struct{} // closed once committed, or to make it the leader
+	lead bool          // it commits the group (set before done is closed)
+}
+
+// commit writes a batch. The batches of several sessions that wait for
+// the write connection at once are committed together, in one transaction
+// (a group commit): each in a savepoint of its own, so that one that fails
+// fails alone. The writer that finds no commit under way leads: it
+// commits what waits, itself included, then hands the lead to the first
+// batch that came meanwhile. A transaction's commit writes the pages it
+// changed to the log, so many small commits (many sessions of a few lines
+// each) cost far more than one of them all.
 func (s *Store) commit(ctx context.Context, sid int64, id string, b *batch.Batch) error {
+	p := &pendingCommit{sid: sid, id: id, b: b, done: make(chan struct{})}
+	s.groupMu.Lock()
+	s.groupQ = append(s.groupQ, p)
+	if s.groupBusy {
+		s.groupMu.Unlock()
+		<-p.done
+		if !p.lead {
+			return p.err
+		}
+	} else {
+		s.groupBusy = true
+		s.groupMu.Unlock()
+	}
+	s.groupMu.Lock()
+	group := s.groupQ
+	s.groupQ = nil
+	s.groupMu.Unlock()
+	if len(group) > 1 {
+		s.grouped.Add(1)
+	}
+
+	// The group's commit outlives a caller that gives up: the others wait
+	// for it.
+	s.commitGroup(context.WithoutCancel(ctx), group)
+
+	s.groupMu.Lock()
+	if len(s.groupQ) > 0 {
+		next := s.groupQ[0]
+		next.lead = true
+		close(next.done)
+	} else {
+		s.groupBusy = false
+	}
+	s.groupMu.Unlock()
+	indexed := false
+	for _, q := range group {
+		if q.err == nil {
+			s.committed(q.size)
+			indexed = indexed || len(q.b.Events) > 0
+		}
+		if q != p {
+			close(q.done)
+		}
+	}
+	if indexed {
+		s.kickIndex()
+	}
+	return p.err
+}
+
+// commitGroup writes the batches of group in one transaction, setting the
+// error of each (and its size, committed).
+func (s *Store) commitGroup(ctx context.Context, group []*pendingCommit) {
+	fail := func(err error) {
+		for _, q := range group {
+			if q.err == nil {
+				q.err = err
+			}
+		}
+	}
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("sqlite: commit: %w", err)
+		fail(fmt.Errorf("sqlite: commit: %w", err))
+		return
 	}
 	defer tx.Rollback()
+	alone := len(group) == 1
+	for _, q := range group {
+		if !alone {
+			if _, err := tx.ExecContext(ctx, `SAVEPOINT batch`); err != nil {
+				fail(fmt.Errorf("sqlite: commit: %w", err))
+				return
+			}
+		}
+		q.size, q.err = s.commitBatch(ctx, tx, q.sid, q.id, q.b)
+		if alone {
+			break
+		}
+		if q.err != nil {
+			if _, err := tx.ExecContext(ctx, `ROLLBACK TO batch`); err != nil {
+				fail(fmt.Errorf("sqlite: commit: %w", err))
+				return
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `RELEASE batch`); err != nil {
+			fail(fmt.Errorf("sqlite: commit: %w", err))
+			return
+		}
+	}
+	if alone && group[0].err != nil {
+		return
+	}
+	if err := tx.Commit(); err != nil {
+		fail(fmt.Errorf("sqlite: commit: %w", err))
+	}
+}
+
+// commitBatch writes one session's batch in tx, and returns about how many
+// bytes it wrote.
+func (s *Store) commitBatch(ctx context.Context, tx *sql.Tx, sid int64, id string, b *batch.Batch) (int, error) {
+	if commitHook != nil {
+		if err := commitHook(tx, id); err != nil {
+			return 0, err
+		}
+	}
 	if err := s.insertEvents(ctx, tx, sid, id, b.Events); err != nil {
-		return err
+		return 0, err
 	}
 	lineBytes, err := s.insertLines(ctx, tx, sid, id, b.Lines)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	now := time.Now().UnixMilli()
 	if f := b.Fields; f != nil {
 		r := recordColumns(f)
-		_, err = tx.ExecContext(ctx, `UPDATE sessions SET
-			harness = coalesce(?, harness), version = coalesce(?, version), model = coalesce(?, model),
-			title = coalesce(?, title), cwd = coalesce(?, cwd),
-			end_status = ?, reason = ?, error = ?, usage = ?,
-			input_tokens = ?, output_tokens = ?, cache_read_tokens = ?, cache_creation_tokens = ?,
-			reasoning_tokens = ?, cost_usd = ?,
-			last_seq = max(last_seq, ?), heartbeat_at = ?, tick = (SELECT max(tick) + 1 FROM sessions)
-			WHERE sid = ?`, append(r, b.LastSeq, now, sid)...)
+		_, err = tx.StmtContext(ctx, s.updateStmts[0]).ExecContext(ctx, append(r, b.LastSeq, now, sid)...)
 	} else {
-		_, err = tx.ExecContext(ctx, `UPDATE sessions SET heartbeat_at = ?,
-			tick = (SELECT max(tick) + 1 FROM sessions) WHERE sid = ?`, now, sid)
+		_, err = tx.StmtContext(ctx, s.updateStmts[1]).ExecContext(ctx, now, sid)
 	}
 	if err != nil {
-		return fmt.Errorf("sqlite: commit session: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlite: commit: %w", err)
+		return 0, fmt.Errorf("sqlite: commit session: %w", err)
 	}
 	n := 256 // the session's row and its indexes
 	for i := range b.Events {
 		n += len(b.Events[i].Body) + 32
 	}
-	n += lineBytes
-	s.committed(n)
-	if len(b.Events) > 0 {
-		s.kickIndex()
-	}
-	return nil
+	return n + lineBytes, nil
 }
 
 // recordColumns returns the values of the session record's columns that a
@@ -476,6 +582,21 @@ func (s *Store) prepare(ctx context.Context) error {
 			return fmt.Errorf("sqlite: prepare: %w", err)
 		}
 		s.lineStmts[k] = st
+	}
+	for k, q := range []string{`UPDATE sessions SET
+			harness = coalesce(?, harness), version = coalesce(?, version), model = coalesce(?, model),
+			title = coalesce(?, title), cwd = coalesce(?, cwd),
+			end_status = ?, reason = ?, error = ?, usage = ?,
+			input_tokens = ?, output_tokens = ?, cache_read_tokens = ?, cache_creation_tokens = ?,
+			reasoning_tokens = ?, cost_usd = ?,
+			last_seq = max(last_seq, ?), heartbeat_at = ?, tick = (SELECT max(tick) + 1 FROM sessions)
+			WHERE sid = ?`, `UPDATE sessions SET heartbeat_at = ?,
+			tick = (SELECT max(tick) + 1 FROM sessions) WHERE sid = ?`} {
+		st, err := s.write.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("sqlite: prepare: %w", err)
+		}
+		s.updateStmts[k] = st
 	}
 	for k, n := range insertSizes {
 		q := `INSERT INTO events_fts (rowid, text) VALUES ` + strings.TrimSuffix(strings.Repeat("(?,?),", n), ",")

@@ -305,6 +305,11 @@ func (u *Uploader) stopWith(err error) {
 	u.mu.Unlock()
 }
 
+// cursorEvery is how often an uploader writes its spool's cursor at most:
+// a write (and a rename) per batch would cost a session that sends a few
+// lines at a time more than the request.
+const cursorEvery = time.Second
+
 func (u *Uploader) loop(ctx context.Context) {
 	defer close(u.done)
 	defer u.cancel()
@@ -318,6 +323,14 @@ func (u *Uploader) loop(ctx context.Context) {
 	u.mu.Lock()
 	u.acked = off
 	u.mu.Unlock()
+	// The cursor is written at most every cursorEvery, and when the loop
+	// ends: it may lag, since the server ignores the lines it has.
+	dirty, savedAt := false, time.Now()
+	defer func() {
+		if dirty {
+			_ = u.sp.saveCursor(off)
+		}
+	}()
 	created := false
 	sent := time.Now() // when a request last succeeded
 	backoff := u.opts.Backoff
@@ -410,15 +423,19 @@ func (u *Uploader) loop(ctx context.Context) {
 		} else if int(next-off) >= window/2 {
 			window = min(2*window, u.opts.BatchBytes)
 		}
-		off = next
-		if err := u.sp.saveCursor(off); err != nil {
-			u.stopWith(fmt.Errorf("api: spool cursor: %w", err))
-			return
+		off, dirty = next, true
+		if end == nil && time.Since(savedAt) >= cursorEvery {
+			if err := u.sp.saveCursor(off); err != nil {
+				u.stopWith(fmt.Errorf("api: spool cursor: %w", err))
+				return
+			}
+			dirty, savedAt = false, time.Now()
 		}
 		u.mu.Lock()
 		u.acked, u.lastErr = off, nil
 		u.mu.Unlock()
 		if end != nil {
+			dirty = false // the spool and its cursor go
 			if err := u.sp.remove(); err != nil {
 				u.stopWith(fmt.Errorf("api: spool: %w", err))
 				return
