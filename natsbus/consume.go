@@ -50,7 +50,10 @@ type ConsumerOptions struct {
 	// it, so as not to be delivered again meanwhile.
 	AckWait time.Duration
 	// Parallel is how many sessions of a fetch are written at once; zero
-	// means 8. A session's messages are written in order, one at a time.
+	// means 32 for Consume and 4 (per partition held) for ConsumeShared. A
+	// session's messages are written in order, one at a time. The writes
+	// that wait for the store at once are committed together by a store
+	// that groups commits (SQLite).
 	Parallel int
 	// Replicas is how many servers of a cluster hold the stream and the
 	// consumer; zero leaves an existing stream as it is (and makes a
@@ -117,7 +120,7 @@ func (o ConsumerOptions) withDefaults() ConsumerOptions {
 		o.AckWait = 5 * time.Second
 	}
 	if o.Parallel <= 0 {
-		o.Parallel = 8
+		o.Parallel = 32
 	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}

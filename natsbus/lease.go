@@ -149,6 +149,10 @@ func ConsumeShared(nc *nats.Conn, ing SharedIngester, opts ConsumerOptions, lo L
 	if opts.fetchWait <= 0 {
 		opts.fetchWait = 500 * time.Millisecond
 	}
+	if opts.Parallel <= 0 {
+		// Each partition held writes at once already.
+		opts.Parallel = 4
+	}
 	opts = opts.withDefaults()
 	if lo.TTL <= 0 {
 		lo.TTL = DefaultLeaseTTL
