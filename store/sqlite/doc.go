@@ -15,6 +15,10 @@
 //
 // A Writer batches a session's events and native lines into transactions;
 // an event is acknowledged (Writer.Acked) once its transaction committed.
+// The batches of several sessions' writers that wait for the write
+// connection at once share one transaction, each in a savepoint, so that
+// one that fails fails alone (a group commit: many small commits cost a
+// log write each).
 // A writer whose process died leaves its session "running": Open and
 // Store.Reap mark it interrupted (see Reap for the rule).
 //
