@@ -212,6 +212,28 @@ func (r *Relay) loop(ctx context.Context) {
 		}
 		buf, n = buf[:0], 0
 	}
+	// A message published to a subject no stream takes is lost: the
+	// stream is made, and looked for again every ten seconds while events
+	// come (every second while it is missing).
+	check := func() {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := EnsureEventStream(cctx, js, r.opts.Replicas)
+		cancel()
+		checked = time.Now()
+		r.found.Store(err == nil)
+		if (err == nil) != ok {
+			ok = err == nil
+			if ok {
+				r.opts.Logf("events to NATS: stream %s", EventStreamName)
+			} else {
+				r.opts.Logf("events to NATS paused: %v", err)
+			}
+		}
+		if !ok {
+			checked = checked.Add(-9 * time.Second) // again in a second
+		}
+	}
+	check()
 	for {
 		var it relayed
 		select {
@@ -219,25 +241,8 @@ func (r *Relay) loop(ctx context.Context) {
 			return
 		case it = <-r.ch:
 		}
-		// A message published to a subject no stream takes is lost: the
-		// stream is made, and looked for again every ten seconds.
 		if time.Since(checked) > 10*time.Second {
-			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			_, err := EnsureEventStream(cctx, js, r.opts.Replicas)
-			cancel()
-			checked = time.Now()
-			r.found.Store(err == nil)
-			if (err == nil) != ok {
-				ok = err == nil
-				if ok {
-					r.opts.Logf("events to NATS: stream %s", EventStreamName)
-				} else {
-					r.opts.Logf("events to NATS paused: %v", err)
-				}
-			}
-			if !ok {
-				checked = checked.Add(-9 * time.Second) // again in a second
-			}
+			check()
 		}
 		limit := int(r.nc.MaxPayload())
 		for {

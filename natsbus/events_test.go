@@ -106,8 +106,8 @@ func TestEvents(t *testing.T) {
 			t.Fatalf("event %d: got %+.80v, want %+.80v", i, g, w)
 		}
 	}
-	if st := relay.Stats(); st.Dropped != 1 || st.Events != int64(len(want)) {
-		t.Errorf("relay stats %+v: want %d events, 1 dropped (the oversized)", st, len(want))
+	if st := relay.Stats(); st.Dropped != 1 || st.Events != int64(len(want)) || !st.Connected {
+		t.Errorf("relay stats %+v: want %d events, 1 dropped (the oversized), connected", st, len(want))
 	}
 	if st := feedB.Stats(); st.Events != int64(len(want)) || !st.Connected {
 		t.Errorf("feed b stats %+v: want %d events, connected", st, len(want))
