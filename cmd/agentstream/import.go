@@ -68,7 +68,7 @@ func cmdImport(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "agentstream import: bad --id %q\n", *id)
 		return exitUsage
 	}
-	st, _, err := openStore(ctx, e, *db)
+	st, _, err := openBulkStore(ctx, e, *db)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "agentstream import:", err)
 		return exitError
@@ -314,7 +314,10 @@ const importBuffer = 256
 func importStream(ctx context.Context, st store.Store, r io.Reader, o importOptions) (string, error) {
 	r = o.progress.reader(r)
 	if o.redact != nil {
-		r = o.redact.Reader(r)
+		// The masking runs beside the normalization and the writes.
+		ra := readAhead(o.redact.Reader(r))
+		defer ra.Close()
+		r = ra
 	}
 	br := bufio.NewReaderSize(r, adapter.DetectPeek)
 	if err := checkText(br); err != nil {
@@ -463,4 +466,84 @@ func importStream(ctx context.Context, st store.Store, r io.Reader, o importOpti
 		}
 	}
 	return id, nil
+}
+
+// readAhead returns a reader of src's bytes that a goroutine of its own
+// reads from src ahead of it, up to four chunks of 256 KiB, so that what
+// src does (masking secrets) runs beside what its reader does. Close stops
+// the goroutine; it must be called.
+func readAhead(src io.Reader) io.ReadCloser {
+	ra := &aheadReader{chunks: make(chan aheadChunk, 4), free: make(chan []byte, 6), stop: make(chan struct{})}
+	go func() {
+		defer close(ra.chunks)
+		for {
+			var buf []byte
+			select {
+			case buf = <-ra.free:
+			default:
+				buf = make([]byte, aheadChunkSize)
+			}
+			n, err := io.ReadFull(src, buf)
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				err = io.EOF
+			}
+			select {
+			case ra.chunks <- aheadChunk{buf[:n], err}:
+			case <-ra.stop:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return ra
+}
+
+const aheadChunkSize = 256 << 10
+
+type aheadChunk struct {
+	b   []byte
+	err error
+}
+
+// aheadReader is readAhead's reader. It is not safe for concurrent use.
+type aheadReader struct {
+	chunks chan aheadChunk
+	free   chan []byte // chunks read, for the goroutine to fill again
+	stop   chan struct{}
+	cur    aheadChunk
+	off    int
+	closed bool
+}
+
+func (r *aheadReader) Read(p []byte) (int, error) {
+	for r.off == len(r.cur.b) {
+		if r.cur.err != nil {
+			return 0, r.cur.err
+		}
+		if r.cur.b != nil {
+			select {
+			case r.free <- r.cur.b[:cap(r.cur.b)]:
+			default:
+			}
+		}
+		c, ok := <-r.chunks
+		if !ok {
+			return 0, io.EOF
+		}
+		r.cur, r.off = c, 0
+	}
+	n := copy(p, r.cur.b[r.off:])
+	r.off += n
+	return n, nil
+}
+
+// Close stops the goroutine reading ahead.
+func (r *aheadReader) Close() error {
+	if !r.closed {
+		r.closed = true
+		close(r.stop)
+	}
+	return nil
 }

@@ -63,29 +63,43 @@ var (
 // store repairs the sessions whose writer died with today's adapters. It also
 // returns where the database is, for messages (without a password).
 func openStore(ctx context.Context, e *env, flagValue string) (sessionStore, string, error) {
-	return openStoreMode(ctx, e, flagValue, false)
+	return openStoreMode(ctx, e, flagValue, false, 0)
+}
+
+// bulkBatch is the batch of a store opened for bulk writes (import): a
+// commit per 4,096 events or lines instead of 512, a third less CPU for
+// the commits of a large import.
+const bulkBatch = 4096
+
+// openBulkStore opens the session database as openStore does, for a
+// command that writes whole sessions at once (import): its writers commit
+// larger batches.
+func openBulkStore(ctx context.Context, e *env, flagValue string) (sessionStore, string, error) {
+	return openStoreMode(ctx, e, flagValue, false, bulkBatch)
 }
 
 // openExistingStore opens the session database as openStore does, for a
 // command that only reads sessions: an SQLite file that does not exist is
 // an error naming its path, and nothing is created.
 func openExistingStore(ctx context.Context, e *env, flagValue string) (sessionStore, string, error) {
-	return openStoreMode(ctx, e, flagValue, true)
+	return openStoreMode(ctx, e, flagValue, true, 0)
 }
 
-func openStoreMode(ctx context.Context, e *env, flagValue string, mustExist bool) (sessionStore, string, error) {
+// openStoreMode opens the session database; batch, when not zero, is its
+// writers' batch size.
+func openStoreMode(ctx context.Context, e *env, flagValue string, mustExist bool, batch int) (sessionStore, string, error) {
 	path, err := dbPath(e, flagValue)
 	if err != nil {
 		return nil, "", err
 	}
 	if postgres.IsURL(path) {
-		st, err := postgres.OpenOptions(ctx, path, postgres.Options{Dialects: dialect})
+		st, err := postgres.OpenOptions(ctx, path, postgres.Options{Dialects: dialect, BatchSize: batch})
 		if err != nil {
 			return nil, "", err
 		}
 		return st, st.String(), nil
 	}
-	st, err := sqlite.OpenOptions(path, sqlite.Options{Dialects: dialect, MustExist: mustExist})
+	st, err := sqlite.OpenOptions(path, sqlite.Options{Dialects: dialect, MustExist: mustExist, BatchSize: batch})
 	if errors.Is(err, fs.ErrNotExist) && mustExist {
 		return nil, "", fmt.Errorf("no session database at %s (import, run and chat create it; --db or $AGENTSTREAM_DB names another)", path)
 	}
