@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentstream/agentstream/hub"
@@ -192,9 +193,8 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	// With shared ingest, the hub is fed by the stream of the events the
 	// other nodes commit as well as by the store (docs/cluster.md).
 	var (
-		events       func(store.Publisher) func() any
-		eventsHealth = func() any { return nil }
-		stopEvents   func()
+		startEvents  func(pub store.Publisher) (health func() any, stop func())
+		eventsHealth atomic.Pointer[func() any] // set once the server runs
 	)
 	if *natsURL != "" {
 		nc, err := natsbus.Connect(*natsURL, "agentstream serve")
@@ -229,12 +229,11 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 			}
 		}
 		if relay != nil {
-			events = func(pub store.Publisher) func() any {
+			startEvents = func(pub store.Publisher) (func() any, func()) {
 				feed := natsbus.FollowEvents(nc, pub, natsbus.EventOptions{Node: relay.Node(), Replicas: cf.replicas, Logf: logf})
-				stopEvents = feed.Stop
 				return func() any {
 					return map[string]any{"node": relay.Node(), "relayed": relay.Stats(), "followed": feed.Stats()}
-				}
+				}, feed.Stop
 			}
 		}
 		opts.Health = func() any {
@@ -250,16 +249,17 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 			if cf.cluster != "" {
 				h["cluster"], h["node"] = cf.cluster, cf.node
 			}
-			if ev := eventsHealth(); ev != nil {
-				h["events"] = ev
+			if f := eventsHealth.Load(); f != nil {
+				h["events"] = (*f)()
 			}
 			return h
 		}
 	}
 	srv := startServer(ctx, st, ln, opts, profiles, func(err error) { fmt.Fprintln(e.stderr, "agentstream serve:", err) })
-	if events != nil {
-		eventsHealth = events(srv.merge.Stream())
-		defer stopEvents()
+	if startEvents != nil {
+		health, stop := startEvents(srv.merge.Stream())
+		eventsHealth.Store(&health)
+		defer stop()
 	}
 	fmt.Fprintf(e.stderr, "agentstream serve: http://%s (database %s)\n", ln.Addr(), where)
 	select {
