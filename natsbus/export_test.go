@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentstream/agentstream/store"
 )
 
 // Lease is a lease of the lease bucket, for tests.
@@ -30,4 +32,14 @@ func (l *lease) Release(ctx context.Context) error { return l.release(ctx) }
 func DecodeRecord(id string, rec []byte) error {
 	_, err := decodeRecord(id, rec)
 	return err
+}
+
+// DecodeEvents hands the records of a message of the stream of events to
+// pub, and returns how many it handed on.
+func DecodeEvents(data []byte, pub store.Publisher) int { return decodeEvents(data, pub) }
+
+// AppendEventRecord appends the record of ev (of its end, when end is set)
+// as a Relay writes it.
+func AppendEventRecord(b []byte, ev store.Event, end bool) []byte {
+	return appendRecord(b, relayed{ev: ev, end: end})
 }
