@@ -47,21 +47,8 @@ func EventStreamConfig(replicas int) jetstream.StreamConfig {
 
 // EnsureEventStream creates the stream of events when it does not exist.
 func EnsureEventStream(ctx context.Context, js jetstream.JetStream, replicas int) (jetstream.Stream, error) {
-	s, err := js.Stream(ctx, EventStreamName)
-	if err == nil {
-		return s, nil
-	}
-	if !errors.Is(err, jetstream.ErrStreamNotFound) {
-		return nil, fmt.Errorf("natsbus: stream %s: %w", EventStreamName, err)
-	}
-	s, err = js.CreateStream(ctx, EventStreamConfig(replicas))
-	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		s, err = js.Stream(ctx, EventStreamName)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("natsbus: create stream %s: %w", EventStreamName, err)
-	}
-	return s, nil
+	s, _, err := ensureStream(ctx, js, EventStreamConfig(replicas))
+	return s, err
 }
 
 // NodeName returns a name for a node's events: 16 random hex digits.

@@ -100,23 +100,32 @@ func StreamConfig(replicas int) jetstream.StreamConfig {
 // (a runner that found it missing made it with one). Zero leaves an
 // existing stream as it is.
 func EnsureStream(ctx context.Context, js jetstream.JetStream, replicas int) (jetstream.Stream, error) {
-	s, err := js.Stream(ctx, StreamName)
+	s, existed, err := ensureStream(ctx, js, StreamConfig(replicas))
+	if err != nil || !existed {
+		return s, err
+	}
+	return raiseReplicas(ctx, js, s, replicas)
+}
+
+// ensureStream returns the stream cfg names, created with cfg when it
+// does not exist; existed says it was there (or another made it meanwhile).
+func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (s jetstream.Stream, existed bool, err error) {
+	s, err = js.Stream(ctx, cfg.Name)
 	if err == nil {
-		return raiseReplicas(ctx, js, s, replicas)
+		return s, true, nil
 	}
 	if !errors.Is(err, jetstream.ErrStreamNotFound) {
-		return nil, fmt.Errorf("natsbus: stream %s: %w", StreamName, err)
+		return nil, false, fmt.Errorf("natsbus: stream %s: %w", cfg.Name, err)
 	}
-	s, err = js.CreateStream(ctx, StreamConfig(replicas))
+	s, err = js.CreateStream(ctx, cfg)
 	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		if s, err = js.Stream(ctx, StreamName); err == nil {
-			return raiseReplicas(ctx, js, s, replicas)
-		}
+		existed = true
+		s, err = js.Stream(ctx, cfg.Name)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("natsbus: create stream %s: %w", StreamName, err)
+		return nil, false, fmt.Errorf("natsbus: create stream %s: %w", cfg.Name, err)
 	}
-	return s, nil
+	return s, existed, nil
 }
 
 func raiseReplicas(ctx context.Context, js jetstream.JetStream, s jetstream.Stream, replicas int) (jetstream.Stream, error) {
