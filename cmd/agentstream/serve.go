@@ -295,7 +295,18 @@ func startServer(ctx context.Context, st sessionStore, ln net.Listener, opts api
 	s := &server{cancel: cancel, errc: make(chan error, 1)}
 	h := hub.New(hub.Options{})
 	s.merge = hub.NewMerge(h)
-	s.wg.Go(func() { _ = st.Follow(ctx, s.merge.Store(), 0) })
+	followed := make(chan struct{})
+	s.wg.Go(func() { _ = st.Follow(ctx, s.merge.Store(), 0); close(followed) })
+	// Until the follower runs, what the writers of sessions opened here
+	// commit reaches no subscriber: wait for it (or its failure) first.
+wait:
+	for !st.Following() {
+		select {
+		case <-followed:
+			break wait
+		case <-time.After(time.Millisecond):
+		}
+	}
 
 	if profiles != nil {
 		// The sessions outlive the requests that open them, not the server.

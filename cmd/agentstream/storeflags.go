@@ -47,6 +47,7 @@ type sessionStore interface {
 	store.Keys
 	store.Tokens
 	Follow(ctx context.Context, pub store.Publisher, interval time.Duration) error
+	Following() bool
 	ReplaceEvents(ctx context.Context, id string, envs []agentstream.Envelope) error
 	SetProtocol(ctx context.Context, id, protocol string) error
 	DeleteSession(ctx context.Context, id string) error

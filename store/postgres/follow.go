@@ -94,6 +94,11 @@ type followed struct {
 	ended bool
 }
 
+// Following reports whether a Follow runs: from then on, what this Store's
+// writers commit and their live deltas reach its publisher. A caller that
+// starts Follow in a goroutine waits for it before it counts on that.
+func (s *Store) Following() bool { return s.pub.Load() != nil }
+
 // Follow publishes to pub everything committed to the database from now on,
 // until ctx is done, then returns ctx's error. Events committed by this
 // Store's writers are published by them as soon as they commit (live
@@ -114,6 +119,10 @@ func (s *Store) Follow(ctx context.Context, pub store.Publisher, interval time.D
 	if interval <= 0 {
 		interval = DefaultPollInterval
 	}
+	// The writers publish to pub from the start, so that nothing they
+	// commit while the history is read below is missed.
+	s.pub.Store(&publisherBox{pub})
+	defer s.pub.Store(nil)
 	known := map[int64]*followed{}
 	var cursor int64
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
@@ -138,15 +147,23 @@ func (s *Store) Follow(ctx context.Context, pub store.Publisher, interval time.D
 	if err != nil {
 		return fmt.Errorf("postgres: follow: %w", err)
 	}
+	// What the writers published meanwhile is known too: a writer that is
+	// done now published all of its session, its end included.
 	s.mu.Lock()
 	for sid, w := range s.local {
-		if w.w.Done() {
+		done := w.w.Done()
+		k := known[sid]
+		if k == nil {
+			k = &followed{}
+			known[sid] = k
+		}
+		k.seq = max(k.seq, w.w.Published())
+		if done {
+			k.ended = true
 			delete(s.local, sid)
 		}
 	}
 	s.mu.Unlock()
-	s.pub.Store(&publisherBox{pub})
-	defer s.pub.Store(nil)
 
 	notified := make(chan struct{}, 1)
 	lctx, lcancel := context.WithCancel(ctx)

@@ -89,6 +89,15 @@ type followed struct {
 	ended bool
 }
 
+// followHook, when set (by a test), runs once Follow has read where the
+// sessions stand, before it looks at this Store's writers.
+var followHook func()
+
+// Following reports whether a Follow runs: from then on, what this Store's
+// writers commit and their live deltas reach its publisher. A caller that
+// starts Follow in a goroutine waits for it before it counts on that.
+func (s *Store) Following() bool { return s.pub.Load() != nil }
+
 // Follow publishes to pub everything committed to the database from now on,
 // until ctx is done, then returns ctx's error. Events committed by this
 // Store's writers are published by them as soon as they commit (live
@@ -101,6 +110,10 @@ func (s *Store) Follow(ctx context.Context, pub store.Publisher, interval time.D
 	if interval <= 0 {
 		interval = DefaultPollInterval
 	}
+	// The writers publish to pub from the start, so that nothing they
+	// commit while the history is read below is missed.
+	s.pub.Store(&publisherBox{pub})
+	defer s.pub.Store(nil)
 	conn, err := s.read.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("sqlite: follow: %w", err)
@@ -127,15 +140,26 @@ func (s *Store) Follow(ctx context.Context, pub store.Publisher, interval time.D
 		known[sid] = &followed{seq: seq, ended: status != store.StatusRunning}
 	}
 	rows.Close()
+	if followHook != nil {
+		followHook()
+	}
+	// What the writers published meanwhile is known too: a writer that is
+	// done now published all of its session, its end included.
 	s.mu.Lock()
 	for sid, w := range s.local {
-		if w.w.Done() {
+		done := w.w.Done()
+		k := known[sid]
+		if k == nil {
+			k = &followed{}
+			known[sid] = k
+		}
+		k.seq = max(k.seq, w.w.Published())
+		if done {
+			k.ended = true
 			delete(s.local, sid)
 		}
 	}
 	s.mu.Unlock()
-	s.pub.Store(&publisherBox{pub})
-	defer s.pub.Store(nil)
 
 	var dataVersion int64 = -1
 	lastFull := time.Time{}

@@ -745,6 +745,32 @@ func follow(c *check) {
 	}
 }
 
+func following(c *check) {
+	st := c.h.Open(c.t)
+	if st.Following() {
+		c.errorf("Following before Follow runs")
+	}
+	rec := &recorder{}
+	ctx, cancel := withCancel(c)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- st.Follow(ctx, rec, 10*time.Millisecond) }()
+	c.waitFor("Following", st.Following)
+	w, err := st.Create(c.ctx, store.NewSession{ID: "at_once"})
+	c.must(err, "Create")
+	delta := agentstream.Envelope{Session: "at_once", Payload: &agentstream.MessageDelta{Role: "assistant", Text: "first"}}
+	c.must(w.Handle(c.ctx, delta), "Handle")
+	if evs := rec.events(); len(evs) != 1 || evs[0].Session != "at_once" || evs[0].Type != "message.delta" {
+		c.errorf("published when Handle returned: %+v, want the delta alone", evs)
+	}
+	c.must(w.Close(c.ctx), "Close")
+	cancel()
+	<-done
+	if st.Following() {
+		c.errorf("Following after Follow returned")
+	}
+}
+
 func concurrent(c *check) {
 	st := c.h.Open(c.t)
 	rec := &recorder{}

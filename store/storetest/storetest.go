@@ -28,6 +28,9 @@ type Store interface {
 	// writers (live deltas included) and by other processes (stored events
 	// only), until ctx is done; see sqlite.Store.Follow.
 	Follow(ctx context.Context, pub store.Publisher, interval time.Duration) error
+	// Following reports whether a Follow runs, so that what the writers
+	// hand over from then on reaches its publisher.
+	Following() bool
 }
 
 // Replacer is a Store that can replace a stopped session's events (a
@@ -134,6 +137,7 @@ func Rules() []Rule {
 		{"resolve-id", "store.ResolveID takes a whole id, else a unique prefix of one (with or without s_); ErrNotFound for none, ErrAmbiguous naming them for several", resolveID},
 		{"lines", "native lines read back in the order kept, whole or as head, size and SHA-256, any bytes; Line is ErrNotFound for a line not held", lines},
 		{"follow", "Follow publishes in commit order what this Store's writers commit (live deltas in their place) and what another process commits, and calls End when a session's writer closes; what existed before is not published", follow},
+		{"following", "Following is false until Follow runs and after it returns; while it is true, a live delta handed to a writer with nothing buffered reaches the publisher before Handle returns", following},
 		{"concurrent", "writers of several sessions and readers run at once; every session ends with a dense seq", concurrent},
 		{"replace-events", "ReplaceEvents replaces a stopped session's events and its record, and refuses a running session", replaceEvents},
 		{"delete-session", "DeleteSession removes a stopped session with its events and lines, leaves the others whole, frees its id, and refuses a running session", deleteSession},

@@ -43,8 +43,7 @@ func newServer(t *testing.T, opts api.Options, hopts hub.Options) *testServer {
 	}
 	h := hub.New(hopts)
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { st.Follow(ctx, h, 10*time.Millisecond); close(done) }()
+	done := follow(t, ctx, st, h)
 	srv := httptest.NewServer(api.New(st, h, opts))
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
@@ -54,6 +53,23 @@ func newServer(t *testing.T, opts api.Options, hopts hub.Options) *testServer {
 		st.Close()
 	})
 	return &testServer{st: st, hub: h, srv: srv}
+}
+
+// follow runs st.Follow into h until ctx is done, and returns once it
+// runs: before, what the writers commit reaches no subscriber. The channel
+// is closed when Follow returns.
+func follow(t *testing.T, ctx context.Context, st *sqlite.Store, h *hub.Hub) <-chan struct{} {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { st.Follow(ctx, h, 10*time.Millisecond); close(done) }()
+	for !st.Following() {
+		select {
+		case <-done:
+			t.Fatal("Follow returned at once")
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return done
 }
 
 // fill writes a closed session of n message events.

@@ -52,8 +52,7 @@ func newAuthServer(t *testing.T, live api.Live) *authServer {
 	a.st = st
 	h := hub.New(hub.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { st.Follow(ctx, h, 10*time.Millisecond); close(done) }()
+	done := follow(t, ctx, st, h)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

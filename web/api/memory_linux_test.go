@@ -83,8 +83,7 @@ func TestMemoryBoundStalledStreams(t *testing.T) {
 	h := hub.New(hub.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	followed := make(chan struct{})
-	go func() { st.Follow(ctx, h, 10*time.Millisecond); close(followed) }()
+	followed := follow(t, ctx, st, h)
 	defer func() { cancel(); <-followed }()
 	srv := httptest.NewUnstartedServer(api.New(st, h, api.Options{MaxStreams: streams, MaxStreamsPerClient: streams,
 		StreamWriteTimeout: writeTimeout}))

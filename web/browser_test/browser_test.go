@@ -102,6 +102,12 @@ func startServerWith(t *testing.T, opts func(*sqlite.Store) api.Options) *server
 	h := hub.New(hub.Options{})
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = st.Follow(ctx, h, 0) })
+	// Before Follow runs, what the writers commit reaches no page.
+	for deadline := time.Now().Add(10 * time.Second); !st.Following(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("Follow does not run")
+		}
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/api/", api.New(st, h, opts(st)))
 	mux.Handle("/", ui.Handler())
