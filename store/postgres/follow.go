@@ -94,6 +94,10 @@ type followed struct {
 	ended bool
 }
 
+// followHook, when set (by a test), runs once Follow has read where the
+// sessions stand, before it looks at this Store's writers.
+var followHook func()
+
 // Following reports whether a Follow runs: from then on, what this Store's
 // writers commit and their live deltas reach its publisher. A caller that
 // starts Follow in a goroutine waits for it before it counts on that.
@@ -146,6 +150,9 @@ func (s *Store) Follow(ctx context.Context, pub store.Publisher, interval time.D
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: follow: %w", err)
+	}
+	if followHook != nil {
+		followHook()
 	}
 	// What the writers published meanwhile is known too: a writer that is
 	// done now published all of its session, its end included.
