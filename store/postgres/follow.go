@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/agentstream/agentstream/store"
+	"github.com/agentstream/agentstream/store/internal/batch"
 )
 
 // Reap marks interrupted every running session whose writer is gone (see
@@ -89,11 +90,6 @@ const DefaultPollInterval = time.Second
 // reapInterval is how often Follow reaps sessions whose writer is gone.
 const reapInterval = 2 * time.Second
 
-type followed struct {
-	seq   int64
-	ended bool
-}
-
 // followHook, when set (by a test), runs once Follow has read where the
 // sessions stand, before it looks at this Store's writers.
 var followHook func()
@@ -127,7 +123,7 @@ func (s *Store) Follow(ctx context.Context, pub store.Publisher, interval time.D
 	// commit while the history is read below is missed.
 	s.pub.Store(&publisherBox{pub})
 	defer s.pub.Store(nil)
-	known := map[int64]*followed{}
+	known := batch.Marks{}
 	var cursor int64
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, `SELECT pg_snapshot_xmin(pg_current_snapshot())::text::numeric::bigint`).Scan(&cursor); err != nil {
@@ -144,7 +140,7 @@ func (s *Store) Follow(ctx context.Context, pub store.Publisher, interval time.D
 			if err := rows.Scan(&sid, &seq, &status); err != nil {
 				return err
 			}
-			known[sid] = &followed{seq: seq, ended: status != store.StatusRunning}
+			known[sid] = &batch.Mark{Seq: seq, Ended: status != store.StatusRunning}
 		}
 		return rows.Err()
 	})
@@ -158,15 +154,7 @@ func (s *Store) Follow(ctx context.Context, pub store.Publisher, interval time.D
 	// done now published all of its session, its end included.
 	s.mu.Lock()
 	for sid, w := range s.local {
-		done := w.w.Done()
-		k := known[sid]
-		if k == nil {
-			k = &followed{}
-			known[sid] = k
-		}
-		k.seq = max(k.seq, w.w.Published())
-		if done {
-			k.ended = true
+		if known.Of(sid).KeepUp(w.w) {
 			delete(s.local, sid)
 		}
 	}
@@ -245,7 +233,7 @@ func (s *Store) listen(ctx context.Context, notified chan<- struct{}) {
 }
 
 // pollOnce publishes what changed since cursor and returns the new cursor.
-func (s *Store) pollOnce(ctx context.Context, pub store.Publisher, known map[int64]*followed, cursor int64) (int64, error) {
+func (s *Store) pollOnce(ctx context.Context, pub store.Publisher, known batch.Marks, cursor int64) (int64, error) {
 	next := cursor
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var xmin int64
@@ -270,11 +258,7 @@ func (s *Store) pollOnce(ctx context.Context, pub store.Publisher, known map[int
 			return err
 		}
 		for _, c := range changes {
-			k := known[c.sid]
-			if k == nil {
-				k = &followed{}
-				known[c.sid] = k
-			}
+			k := known.Of(c.sid)
 			s.mu.Lock()
 			w := s.local[c.sid]
 			if w != nil && w.w.Done() {
@@ -283,12 +267,11 @@ func (s *Store) pollOnce(ctx context.Context, pub store.Publisher, known map[int
 			s.mu.Unlock()
 			if w != nil {
 				// Its writer publishes it; just keep up.
-				k.seq = max(k.seq, w.w.Published())
-				k.ended = w.w.Done()
+				k.KeepUp(w.w)
 				continue
 			}
-			for k.seq < c.lastSeq {
-				evs, err := events(ctx, tx, c.sid, c.id, store.EventQuery{After: k.seq, Limit: 1000})
+			for k.Seq < c.lastSeq {
+				evs, err := events(ctx, tx, c.sid, c.id, store.EventQuery{After: k.Seq, Limit: 1000})
 				if err != nil {
 					return err
 				}
@@ -300,14 +283,14 @@ func (s *Store) pollOnce(ctx context.Context, pub store.Publisher, known map[int
 						break
 					}
 					pub.Publish(ev)
-					k.seq = ev.Seq
+					k.Seq = ev.Seq
 				}
 			}
 			running := c.status == store.StatusRunning
-			if !running && !k.ended {
+			if !running && !k.Ended {
 				pub.End(c.id)
 			}
-			k.ended = !running
+			k.Ended = !running
 		}
 		next = xmin
 		return nil

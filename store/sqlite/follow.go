@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentstream/agentstream/store"
+	"github.com/agentstream/agentstream/store/internal/batch"
 )
 
 // Reap marks interrupted every running session whose writer is gone, and
@@ -84,11 +85,6 @@ const DefaultPollInterval = 100 * time.Millisecond
 // reapInterval is how often Follow reaps sessions whose writer is gone.
 const reapInterval = 2 * time.Second
 
-type followed struct {
-	seq   int64
-	ended bool
-}
-
 // followHook, when set (by a test), runs once Follow has read where the
 // sessions stand, before it looks at this Store's writers.
 var followHook func()
@@ -121,7 +117,7 @@ func (s *Store) Follow(ctx context.Context, pub store.Publisher, interval time.D
 	defer conn.Close()
 
 	// What exists now is history: remember where each session stands.
-	known := map[int64]*followed{}
+	known := batch.Marks{}
 	var tick int64
 	if err := conn.QueryRowContext(ctx, `SELECT coalesce(max(tick), 0) FROM sessions`).Scan(&tick); err != nil {
 		return fmt.Errorf("sqlite: follow: %w", err)
@@ -137,7 +133,7 @@ func (s *Store) Follow(ctx context.Context, pub store.Publisher, interval time.D
 			rows.Close()
 			return fmt.Errorf("sqlite: follow: %w", err)
 		}
-		known[sid] = &followed{seq: seq, ended: status != store.StatusRunning}
+		known[sid] = &batch.Mark{Seq: seq, Ended: status != store.StatusRunning}
 	}
 	rows.Close()
 	if followHook != nil {
@@ -147,15 +143,7 @@ func (s *Store) Follow(ctx context.Context, pub store.Publisher, interval time.D
 	// done now published all of its session, its end included.
 	s.mu.Lock()
 	for sid, w := range s.local {
-		done := w.w.Done()
-		k := known[sid]
-		if k == nil {
-			k = &followed{}
-			known[sid] = k
-		}
-		k.seq = max(k.seq, w.w.Published())
-		if done {
-			k.ended = true
+		if known.Of(sid).KeepUp(w.w) {
 			delete(s.local, sid)
 		}
 	}
@@ -204,7 +192,7 @@ func (s *Store) Follow(ctx context.Context, pub store.Publisher, interval time.D
 }
 
 // pollOnce publishes what changed since tick and returns the new tick.
-func (s *Store) pollOnce(ctx context.Context, conn *sql.Conn, pub store.Publisher, known map[int64]*followed, tick int64) (int64, error) {
+func (s *Store) pollOnce(ctx context.Context, conn *sql.Conn, pub store.Publisher, known batch.Marks, tick int64) (int64, error) {
 	type change struct {
 		sid, lastSeq, tick int64
 		id, status         string
@@ -228,11 +216,7 @@ func (s *Store) pollOnce(ctx context.Context, conn *sql.Conn, pub store.Publishe
 		return tick, err
 	}
 	for _, c := range changes {
-		k := known[c.sid]
-		if k == nil {
-			k = &followed{}
-			known[c.sid] = k
-		}
+		k := known.Of(c.sid)
 		s.mu.Lock()
 		w := s.local[c.sid]
 		if w != nil && w.w.Done() {
@@ -241,13 +225,12 @@ func (s *Store) pollOnce(ctx context.Context, conn *sql.Conn, pub store.Publishe
 		s.mu.Unlock()
 		if w != nil {
 			// Its writer publishes it; just keep up.
-			k.seq = max(k.seq, w.w.Published())
-			k.ended = w.w.Done()
+			k.KeepUp(w.w)
 			tick = c.tick
 			continue
 		}
-		for k.seq < c.lastSeq {
-			evs, err := s.events(ctx, c.sid, c.id, store.EventQuery{After: k.seq, Limit: 1000})
+		for k.Seq < c.lastSeq {
+			evs, err := s.events(ctx, c.sid, c.id, store.EventQuery{After: k.Seq, Limit: 1000})
 			if err != nil {
 				return tick, err
 			}
@@ -259,14 +242,14 @@ func (s *Store) pollOnce(ctx context.Context, conn *sql.Conn, pub store.Publishe
 					break
 				}
 				pub.Publish(ev)
-				k.seq = ev.Seq
+				k.Seq = ev.Seq
 			}
 		}
 		running := c.status == store.StatusRunning
-		if !running && !k.ended {
+		if !running && !k.Ended {
 			pub.End(c.id)
 		}
-		k.ended = !running
+		k.Ended = !running
 		tick = c.tick
 	}
 	return tick, nil

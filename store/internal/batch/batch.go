@@ -536,3 +536,33 @@ func Events(envs []agentstream.Envelope) ([]Event, store.Record, error) {
 	}
 	return out, rec, nil
 }
+
+// A Mark is where a store's follower stands in one session: the seq of the
+// last event it published and whether it published the session's end.
+type Mark struct {
+	Seq   int64
+	Ended bool
+}
+
+// Marks holds a follower's marks by the store's session key.
+type Marks map[int64]*Mark
+
+// Of returns the mark of a session, a new one at the start when it has none.
+func (m Marks) Of(sid int64) *Mark {
+	k := m[sid]
+	if k == nil {
+		k = &Mark{}
+		m[sid] = k
+	}
+	return k
+}
+
+// KeepUp moves the mark of a session that w writes in the follower's own
+// store past what w published, which that follower does not publish
+// again; once w is done, past the end too. It reports whether w is done.
+func (k *Mark) KeepUp(w *Writer) bool {
+	done := w.Done() // first: a writer that is done published all
+	k.Seq = max(k.Seq, w.Published())
+	k.Ended = done
+	return done
+}
