@@ -2,9 +2,13 @@ package natsbus_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -15,23 +19,55 @@ import (
 	"github.com/agentstream/agentstream/natsbus"
 	"github.com/agentstream/agentstream/store"
 	"github.com/agentstream/agentstream/store/postgres"
-	"github.com/agentstream/agentstream/store/postgres/pgtest"
 	"github.com/agentstream/agentstream/web/api"
 	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// pgURL returns the URL of a fresh schema, migrated, on the PostgreSQL
-// server that AGENTSTREAM_TEST_POSTGRES names, dropped at the end of the
-// test, or skips the test.
+// pgURL returns the URL of a fresh schema on the PostgreSQL server that
+// AGENTSTREAM_TEST_POSTGRES names, dropped at the end of the test, or
+// skips the test.
 func pgURL(t testing.TB) string {
 	t.Helper()
-	u := pgtest.Schema(t)
-	if _, _, err := postgres.Migrate(context.Background(), u); err != nil {
+	base := os.Getenv("AGENTSTREAM_TEST_POSTGRES")
+	if base == "" {
+		t.Skip("no PostgreSQL server: set AGENTSTREAM_TEST_POSTGRES=postgres://… (scripts/test starts one)")
+	}
+	ctx := context.Background()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "t_" + hex.EncodeToString(b)
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return u
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, base)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, `DROP SCHEMA `+schema+` CASCADE`); err != nil {
+			t.Error(err)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	if _, _, err := postgres.Migrate(ctx, u.String()); err != nil {
+		t.Fatal(err)
+	}
+	return u.String()
 }
 
 // node is one ingest node sharing the store: its own NATS connection,

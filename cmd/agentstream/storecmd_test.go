@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,8 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/agentstream/agentstream/store/postgres/pgtest"
+	"github.com/jackc/pgx/v5"
 )
 
 // runCmd runs the program with args and returns its exit code and output.
@@ -48,7 +49,34 @@ func TestStoreCommands(t *testing.T) {
 // postgresSchema returns the URL of a fresh schema on the server
 // AGENTSTREAM_TEST_POSTGRES names, dropped at the end of the test, or skips
 // the test.
-func postgresSchema(t *testing.T) string { return pgtest.Schema(t) }
+func postgresSchema(t *testing.T) string {
+	base := os.Getenv("AGENTSTREAM_TEST_POSTGRES")
+	if base == "" {
+		t.Skip("no PostgreSQL server: set AGENTSTREAM_TEST_POSTGRES=postgres://… (scripts/test starts one)")
+	}
+	ctx := context.Background()
+	schema := fmt.Sprintf("cmd_%d", time.Now().UnixNano())
+	exec := func(q string) {
+		conn, err := pgx.Connect(ctx, base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec("CREATE SCHEMA " + schema)
+	t.Cleanup(func() { exec("DROP SCHEMA " + schema + " CASCADE") })
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
 
 func storeCommands(t *testing.T, db string) {
 	input := filepath.Join("..", "..", "web", "api", "testdata", "claude-turn-tools.jsonl")

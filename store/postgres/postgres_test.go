@@ -2,22 +2,70 @@ package postgres_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
+	"net/url"
+	"os"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/agentstream/agentstream/store"
 	"github.com/agentstream/agentstream/store/postgres"
-	"github.com/agentstream/agentstream/store/postgres/pgtest"
 	"github.com/agentstream/agentstream/store/storetest"
 )
 
+// envURL names the server the tests use.
+const envURL = "AGENTSTREAM_TEST_POSTGRES"
+
 // serverURL returns the test server's URL, or skips the test.
-func serverURL(t testing.TB) string { return pgtest.ServerURL(t) }
+func serverURL(t testing.TB) string {
+	u := os.Getenv(envURL)
+	if u == "" {
+		t.Skipf("no PostgreSQL server: set %s=postgres://… (scripts/test starts one)", envURL)
+	}
+	return u
+}
 
 // emptyDB returns the URL of a fresh schema on the test server, dropped at
-// the end of the test.
-func emptyDB(t testing.TB) string { return pgtest.Schema(t) }
+// the end of the test: every connection made from the URL works in it.
+func emptyDB(t testing.TB) string {
+	t.Helper()
+	base := serverURL(t)
+	ctx := context.Background()
+	b := make([]byte, 6)
+	rand.Read(b)
+	schema := "t_" + hex.EncodeToString(b)
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, base)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, `DROP SCHEMA `+schema+` CASCADE`); err != nil {
+			t.Error(err)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
 
 func open(t testing.TB, dbURL string, opts postgres.Options) *postgres.Store {
 	t.Helper()
