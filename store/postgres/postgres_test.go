@@ -115,6 +115,7 @@ func TestStore(t *testing.T) {
 			urls[o] = urls[st]
 			return o
 		},
+		FollowHook: postgres.SetFollowHook,
 	})
 }
 

@@ -38,6 +38,7 @@ func TestStore(t *testing.T) {
 			time.Sleep(2 * time.Millisecond)
 			return openPath(t, st.(*sqlite.Store).Path(), sqlite.Options{StaleAfter: time.Nanosecond, Dialects: d})
 		},
+		FollowHook: sqlite.SetFollowHook,
 	})
 }
 
@@ -263,62 +264,6 @@ func TestFollow(t *testing.T) {
 		if err := <-done; !errors.Is(err, context.Canceled) {
 			t.Errorf("Follow returned %v", err)
 		}
-	})
-}
-
-// TestFollowStarting writes sessions while Follow starts, once it has read
-// where the sessions stand: one that ends then, one that goes on. Each of
-// their events, the live delta and the end reach the publisher once.
-func TestFollowStarting(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		st, err := sqlite.Open(filepath.Join(t.TempDir(), "f.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		var open store.Writer
-		sqlite.SetFollowHook(func() {
-			fill(t, st, "ended", 3)
-			open, err = st.Create(ctx, store.NewSession{ID: "open"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			writeAll(t, open, []agentstream.Envelope{
-				{Seq: 1, Payload: &agentstream.Message{Role: "assistant", Text: "one"}},
-				{Payload: &agentstream.MessageDelta{Role: "assistant", Text: "t"}},
-				{Seq: 2, Payload: &agentstream.Message{Role: "assistant", Text: "two"}},
-			})
-			if err := open.Flush(ctx); err != nil {
-				t.Fatal(err)
-			}
-		})
-		defer sqlite.SetFollowHook(nil)
-		rec := &recorder{}
-		done := make(chan error, 1)
-		const interval = 20 * time.Millisecond
-		go func() { done <- st.Follow(ctx, rec, interval) }()
-		time.Sleep(5 * interval)
-		synctest.Wait()
-		evs, ends := rec.snapshot()
-		var got []string
-		for _, e := range evs {
-			got = append(got, fmt.Sprintf("%s:%d:%s", e.Session, e.Seq, e.Type))
-		}
-		want := []string{"ended:1:message", "ended:2:message", "ended:3:thinking",
-			"open:1:message", "open:0:message.delta", "open:2:message"}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("published (-want +got):\n%s", diff)
-		}
-		if diff := cmp.Diff([]string{"ended"}, ends); diff != "" {
-			t.Errorf("ends (-want +got):\n%s", diff)
-		}
-		if err := open.Close(ctx); err != nil {
-			t.Fatal(err)
-		}
-		cancel()
-		<-done
 	})
 }
 

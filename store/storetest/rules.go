@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -769,6 +770,70 @@ func following(c *check) {
 	if st.Following() {
 		c.errorf("Following after Follow returned")
 	}
+}
+
+func followStarting(c *check) {
+	if c.h.FollowHook == nil {
+		c.t.Skip("the harness has no hook in Follow")
+	}
+	st := c.h.Open(c.t)
+	ctx, cancel := withCancel(c)
+	defer cancel()
+	// The hook runs in Follow's goroutine: it reports what fails, and
+	// leaves stopping the test to this one.
+	var running store.Writer
+	hookErr := make(chan error, 1)
+	c.h.FollowHook(func() {
+		hookErr <- func() error {
+			w, err := st.Create(c.ctx, store.NewSession{ID: "ended"})
+			if err != nil {
+				return err
+			}
+			for i := int64(1); i <= 3; i++ {
+				if err := w.Handle(c.ctx, message("ended", i, fmt.Sprint("m", i))); err != nil {
+					return err
+				}
+			}
+			if err := w.Close(c.ctx); err != nil {
+				return err
+			}
+			if running, err = st.Create(c.ctx, store.NewSession{ID: "open"}); err != nil {
+				return err
+			}
+			delta := agentstream.Envelope{Session: "open", Payload: &agentstream.MessageDelta{Role: "assistant", Text: "t"}}
+			for _, e := range []agentstream.Envelope{message("open", 1, "one"), delta, message("open", 2, "two")} {
+				if err := running.Handle(c.ctx, e); err != nil {
+					return err
+				}
+			}
+			return running.Flush(c.ctx)
+		}()
+	})
+	defer c.h.FollowHook(nil)
+	rec := &recorder{}
+	done := make(chan error, 1)
+	go func() { done <- st.Follow(ctx, rec, 10*time.Millisecond) }()
+	c.must(<-hookErr, "writing while Follow starts")
+	c.waitFor("the end of the session that ended", func() bool { return len(rec.ends()) > 0 })
+	// A session another process writes next is found by polling: by then,
+	// a second copy of the others would have come.
+	c.fill(c.h.Reopen(c.t, st), "later", 1)
+	c.waitFor("the end of the session another process wrote", func() bool { return slices.Contains(rec.ends(), "later") })
+	var got []string
+	for _, e := range rec.events() {
+		got = append(got, fmt.Sprintf("%s:%d:%s", e.Session, e.Seq, e.Type))
+	}
+	want := []string{"ended:1:message", "ended:2:message", "ended:3:thinking",
+		"open:1:message", "open:0:message.delta", "open:2:message", "later:1:message"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		c.errorf("published (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"ended", "later"}, rec.ends()); diff != "" {
+		c.errorf("ends (-want +got):\n%s", diff)
+	}
+	c.must(running.Close(c.ctx), "Close")
+	cancel()
+	<-done
 }
 
 func concurrent(c *check) {

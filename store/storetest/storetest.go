@@ -69,6 +69,10 @@ type Harness struct {
 	// that its Open repairs the sessions whose writer it counts as gone.
 	// Without it, the repair rule is skipped.
 	Repair func(t *testing.T, st Store, dialects store.Dialects) Store
+	// FollowHook sets what Follow runs once it has read where the sessions
+	// stand, before it looks at the Store's own writers (nil: nothing).
+	// Without it, the follow-starting rule is skipped.
+	FollowHook func(h func())
 }
 
 // A Rule is one check of the suite.
@@ -138,6 +142,7 @@ func Rules() []Rule {
 		{"lines", "native lines read back in the order kept, whole or as head, size and SHA-256, any bytes; Line is ErrNotFound for a line not held", lines},
 		{"follow", "Follow publishes in commit order what this Store's writers commit (live deltas in their place) and what another process commits, and calls End when a session's writer closes; what existed before is not published", follow},
 		{"following", "Following is false until Follow runs and after it returns; while it is true, a live delta handed to a writer with nothing buffered reaches the publisher before Handle returns", following},
+		{"follow-starting", "sessions written while Follow starts, one that ends and one that goes on, reach the publisher once: each stored event, the live delta and the end", followStarting},
 		{"concurrent", "writers of several sessions and readers run at once; every session ends with a dense seq", concurrent},
 		{"replace-events", "ReplaceEvents replaces a stopped session's events and its record, and refuses a running session", replaceEvents},
 		{"delete-session", "DeleteSession removes a stopped session with its events and lines, leaves the others whole, frees its id, and refuses a running session", deleteSession},
