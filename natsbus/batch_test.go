@@ -309,3 +309,87 @@ func TestBatchSlow(t *testing.T) {
 		t.Errorf("the other node was given messages (%d calls): some were delivered again", other.calls)
 	}
 }
+
+// TestEndRedeliveredLater has a session's end come before lines
+// published ahead of it, as after a node died holding them: a consumer
+// (the dead node) fetched the message with lines 3 and 4 and never
+// acknowledged it, so the next consumer of the durable gets the end first
+// and those lines only after the ack wait. The end names the lines the
+// run printed, so it is asked for again until they are stored: the
+// session ends with all four, none refused.
+func TestEndRedeliveredLater(t *testing.T) {
+	ns := startNATS(t, t.TempDir(), -1)
+	nc := connect(t, ns.ClientURL())
+	stream := ensureStream(t, nc)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const id, ackWait = "s_late", 2 * time.Second
+	var want []store.Line
+	lines := func(from, to int64) []string {
+		var recs []string
+		for n := from; n <= to; n++ {
+			text := fmt.Sprintf("line %d", n)
+			recs = append(recs, lineRec(t, store.Stdout, n, text))
+			want = append(want, store.Line{Stream: store.Stdout, N: n, Data: []byte(text)})
+		}
+		return recs
+	}
+	publish := func(recs []string) {
+		t.Helper()
+		if _, err := js.Publish(ctx, natsbus.Subject(id), []byte(strings.Join(recs, "\n"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := openStore(t)
+	ing := api.NewIngester(st, api.Options{HeartbeatTimeout: -1})
+	var logMu sync.Mutex
+	var logs []string
+	opts := natsbus.ConsumerOptions{Durable: "late", AckWait: ackWait, Logf: func(format string, args ...any) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		logs = append(logs, fmt.Sprintf(format, args...))
+	}}
+
+	publish(append([]string{headerRec(t, id)}, lines(1, 2)...))
+	first := natsbus.Consume(connect(t, ns.ClientURL()), ing, opts)
+	waitStored(t, st, id, 2, false)
+	first.Stop()
+
+	publish(lines(3, 4))
+	publish([]string{`{"end":{"exitCode":0,"lines":{"stdout":4}}}`})
+	dead, err := stream.Consumer(ctx, "late")
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := dead.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, ok := <-batch.Messages()
+	if !ok || !strings.Contains(string(m.Data()), `"n":3`) {
+		t.Fatalf("the dead node fetched %v, want the message of lines 3 and 4", m)
+	}
+	fetched := time.Now()
+
+	next := natsbus.Consume(connect(t, ns.ClientURL()), ing, opts)
+	defer next.Stop()
+	waitStored(t, st, id, 4, true)
+	if time.Since(fetched) < ackWait {
+		t.Errorf("the session was whole %v after the dead node fetched lines 3 and 4, before the ack wait (%v): they did not come after the end", time.Since(fetched), ackWait)
+	}
+	checkStored(t, st, id, want, true)
+	if s, err := st.Session(ctx, id); err != nil || s.Status != store.StatusSucceeded {
+		t.Errorf("session %q (%v), want succeeded", s.Status, err)
+	}
+	logMu.Lock()
+	defer logMu.Unlock()
+	for _, l := range logs {
+		if strings.Contains(l, "refused") || strings.Contains(l, "dropped") {
+			t.Errorf("a message was not taken: %s", l)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -779,5 +780,63 @@ func TestAllStream(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"message", "message", "closed"}, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+// TestIngestEndEarly sends a session's end before lines it says the run
+// printed, as a message delivered again after a later one brings it: the
+// end is refused with the first line missing, and the session stays
+// running until the lines came; an end that names no lines closes the
+// session whatever it holds.
+func TestIngestEndEarly(t *testing.T) {
+	ts := newServer(t, api.Options{}, hub.Options{})
+	ctx := context.Background()
+	c := &api.Client{URL: ts.srv.URL, Backoff: time.Millisecond}
+	line := func(stream string, n int64) api.LineIn {
+		return api.LineIn{Stream: stream, N: n, Text: fmt.Sprintf("%s %d", stream, n)}
+	}
+	code := 0
+	end := &api.End{ExitCode: &code, Lines: map[string]int64{"stdout": 4, "stderr": 1}}
+	sess, err := c.CreateSession(ctx, api.CreateRequest{Protocol: "jsonl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	early := func(lines []api.LineIn, stream string, want int64) {
+		t.Helper()
+		_, err := c.PostLines(ctx, sess.ID, lines, end)
+		var ae *api.APIError
+		if !errors.As(err, &ae) || ae.Status != 409 || len(ae.Expected) != 1 || ae.Expected[stream] != want {
+			t.Fatalf("an end before %s line %d: %v, want a 409 expecting it", stream, want, err)
+		}
+		if s, err := ts.st.Session(ctx, sess.ID); err != nil || s.Status != store.StatusRunning {
+			t.Fatalf("after an early end the session is %q (%v), want running", s.Status, err)
+		}
+	}
+	early([]api.LineIn{line("stdout", 1), line("stdout", 2)}, "stdout", 3)
+	early([]api.LineIn{line("stdout", 3), line("stdout", 4)}, "stderr", 1)
+	resp, err := c.PostLines(ctx, sess.ID, []api.LineIn{line("stderr", 1)}, end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Status != store.StatusSucceeded || resp.LastLine["stdout"] != 4 || resp.LastLine["stderr"] != 1 {
+		t.Errorf("the end after every line: %+v, want succeeded with stdout 4 and stderr 1", resp)
+	}
+	var got []string
+	ts.st.Lines(ctx, sess.ID, func(l store.Line) error {
+		got = append(got, string(l.Data))
+		return nil
+	})
+	if want := []string{"stdout 1", "stdout 2", "stdout 3", "stdout 4", "stderr 1"}; !slices.Equal(got, want) {
+		t.Errorf("stored lines %q, want %q", got, want)
+	}
+
+	// An end that names no lines (a runner of an earlier release).
+	old, err := c.CreateSession(ctx, api.CreateRequest{Protocol: "jsonl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err = c.PostLines(ctx, old.ID, []api.LineIn{line("stdout", 1)}, &api.End{ExitCode: &code})
+	if err != nil || resp.Status != store.StatusSucceeded {
+		t.Errorf("an end without lines: %+v, %v; want succeeded", resp, err)
 	}
 }

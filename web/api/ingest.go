@@ -72,6 +72,13 @@ type End struct {
 	Reason string `json:"reason,omitempty"`
 	// Error says what went wrong, if anything.
 	Error string `json:"error,omitempty"`
+	// Lines, when set, is the number of the last line of each stream
+	// the run printed (Spool.End sets it). The server closes the session
+	// only once it holds those lines: an end that comes before them (a
+	// message delivered again after a later one) is refused with a 409
+	// naming the line expected, and is taken when it comes again. An end
+	// without it closes the session whatever lines the server holds.
+	Lines map[string]int64 `json:"lines,omitempty"`
 }
 
 // LinesRequest is the body of POST /api/sessions/{id}/lines.
@@ -398,6 +405,9 @@ func (s *server) lines(ctx context.Context, id string, req *LinesRequest, again 
 	s.touch(in)
 	lerr := s.take(ctx, in, req.Lines)
 	if lerr == nil && req.End != nil {
+		lerr = endEarly(in, req.End)
+	}
+	if lerr == nil && req.End != nil {
 		if err := s.finish(ctx, in, req.End); err != nil {
 			return LinesResponse{}, err
 		}
@@ -465,6 +475,19 @@ func (s *server) take(ctx context.Context, in *ingest, lines []LineIn) *lineErro
 		}
 		if err := in.handle(ctx); err != nil {
 			return &lineError{code: http.StatusInternalServerError, msg: err.Error()}
+		}
+	}
+	return nil
+}
+
+// endEarly returns the 409 of an end that came before lines it says the
+// run printed, naming the first line missing (stdout's first).
+func endEarly(in *ingest, end *End) *lineError {
+	for _, stream := range []string{store.Stdout, store.Stderr} {
+		if have, want := in.w.LastLine(stream), end.Lines[stream]; want > have {
+			return &lineError{code: http.StatusConflict,
+				msg:      fmt.Sprintf("the end came before %s line %d (the run printed %d)", stream, have+1, want),
+				expected: map[string]int64{stream: have + 1}}
 		}
 	}
 	return nil

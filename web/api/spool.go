@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -256,12 +257,17 @@ func (s *Spool) flushLocked() error {
 }
 
 // End writes the end of the session and syncs the file. Nothing may be
-// added after it.
+// added after it. An e without Lines gets the last line number of each
+// stream the spool holds, so that the server closes the session only once
+// it has them.
 func (s *Spool) End(e End) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended {
 		return nil
+	}
+	if e.Lines == nil && len(s.last) > 0 {
+		e.Lines = maps.Clone(s.last)
 	}
 	b, err := json.Marshal(spoolRecord{End: &e})
 	if err != nil {

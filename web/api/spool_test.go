@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -104,7 +105,8 @@ func BenchmarkUpload(b *testing.B) {
 
 // TestSpoolReopen checks what a crash leaves: a torn last record is cut
 // off when the spool is opened again, the last line numbers are read back,
-// lines added after it follow, and a spool held by another open is busy.
+// lines added after it follow, the end names the last line of each
+// stream, and a spool held by another open is busy.
 func TestSpoolReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.spool")
 	s, err := api.CreateSpool(path, api.SpoolHeader{Server: "http://127.0.0.1:1", Session: api.CreateRequest{ID: "s_reopen", Protocol: "claude-json"}})
@@ -148,5 +150,12 @@ func TestSpoolReopen(t *testing.T) {
 		if !json.Valid([]byte(r)) {
 			t.Errorf("record %q is not JSON", r)
 		}
+	}
+	// The end names the last line of each stream: stdout 4 (the torn
+	// record's 4 is not one, the line written after reopening is) and
+	// stderr 1.
+	var end struct{ End api.End }
+	if err := json.Unmarshal([]byte(recs[len(recs)-1]), &end); err != nil || !maps.Equal(end.End.Lines, map[string]int64{store.Stdout: 4, store.Stderr: 1}) {
+		t.Errorf("the end record %s: lines %v (%v), want stdout 4 and stderr 1", recs[len(recs)-1], end.End.Lines, err)
 	}
 }
