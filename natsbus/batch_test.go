@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/agentstream/agentstream/natsbus"
 	"github.com/agentstream/agentstream/store"
 	"github.com/agentstream/agentstream/web/api"
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -66,6 +68,45 @@ func lineRec(t *testing.T, stream string, n int64, text string) string {
 }
 
 const endRec = `{"end":{"exitCode":0}}`
+
+// streamServer starts a NATS server with the stream and returns it, the
+// stream, and a JetStream client.
+func streamServer(t *testing.T) (*server.Server, jetstream.Stream, jetstream.JetStream) {
+	t.Helper()
+	ns := startNATS(t, t.TempDir(), -1)
+	nc := connect(t, ns.ClientURL())
+	stream := ensureStream(t, nc)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ns, stream, js
+}
+
+// logBook keeps what a consumer logs.
+type logBook struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (b *logBook) Logf(format string, args ...any) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.lines = append(b.lines, fmt.Sprintf(format, args...))
+}
+
+// with returns the lines logged that hold any of subs.
+func (b *logBook) with(subs ...string) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for _, l := range b.lines {
+		if slices.ContainsFunc(subs, func(sub string) bool { return strings.Contains(l, sub) }) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
 
 // TestBatch publishes messages straight to the stream, so that the
 // consumer fetches them in one batch, and checks what the store holds,
@@ -142,13 +183,7 @@ func TestBatch(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ns := startNATS(t, t.TempDir(), -1)
-			nc := connect(t, ns.ClientURL())
-			stream := ensureStream(t, nc)
-			js, err := jetstream.New(nc)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ns, stream, js := streamServer(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			want := expect{}
@@ -161,16 +196,8 @@ func TestBatch(t *testing.T) {
 
 			st := openStore(t)
 			ing := &countingIngester{Ingester: api.NewIngester(st, api.Options{HeartbeatTimeout: -1})}
-			var logMu sync.Mutex
-			var logs []string
-			cons := natsbus.Consume(connect(t, ns.ClientURL()), ing, natsbus.ConsumerOptions{
-				Durable: "batch",
-				Logf: func(format string, args ...any) {
-					logMu.Lock()
-					defer logMu.Unlock()
-					logs = append(logs, fmt.Sprintf(format, args...))
-				},
-			})
+			var logs logBook
+			cons := natsbus.Consume(connect(t, ns.ClientURL()), ing, natsbus.ConsumerOptions{Durable: "batch", Logf: logs.Logf})
 			defer cons.Stop()
 			for id, lines := range want {
 				waitStored(t, st, id, len(lines), true)
@@ -201,14 +228,7 @@ func TestBatch(t *testing.T) {
 			if got, wantTaken := cons.Status().Taken, int64(len(msgs)-len(refused)); got != wantTaken {
 				t.Errorf("%d messages taken, want %d", got, wantTaken)
 			}
-			logMu.Lock()
-			var gotRefused []string
-			for _, l := range logs {
-				if strings.Contains(l, "message refused") {
-					gotRefused = append(gotRefused, l)
-				}
-			}
-			logMu.Unlock()
+			gotRefused := logs.with("message refused")
 			if len(gotRefused) != len(refused) {
 				t.Errorf("%d messages refused, want %d: %q", len(gotRefused), len(refused), gotRefused)
 			}
@@ -252,13 +272,7 @@ func (s *slowIngester) Lines(ctx context.Context, id string, lines []api.LineIn,
 // their turn are told in progress, so none is delivered again (to the
 // other node) and each session is written once.
 func TestBatchSlow(t *testing.T) {
-	ns := startNATS(t, t.TempDir(), -1)
-	nc := connect(t, ns.ClientURL())
-	ensureStream(t, nc)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ns, _, js := streamServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	const sessions = 24
@@ -318,13 +332,7 @@ func TestBatchSlow(t *testing.T) {
 // run printed, so it is asked for again until they are stored: the
 // session ends with all four, none refused.
 func TestEndRedeliveredLater(t *testing.T) {
-	ns := startNATS(t, t.TempDir(), -1)
-	nc := connect(t, ns.ClientURL())
-	stream := ensureStream(t, nc)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ns, stream, js := streamServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	const id, ackWait = "s_late", 2 * time.Second
@@ -346,13 +354,8 @@ func TestEndRedeliveredLater(t *testing.T) {
 	}
 	st := openStore(t)
 	ing := api.NewIngester(st, api.Options{HeartbeatTimeout: -1})
-	var logMu sync.Mutex
-	var logs []string
-	opts := natsbus.ConsumerOptions{Durable: "late", AckWait: ackWait, Logf: func(format string, args ...any) {
-		logMu.Lock()
-		defer logMu.Unlock()
-		logs = append(logs, fmt.Sprintf(format, args...))
-	}}
+	var logs logBook
+	opts := natsbus.ConsumerOptions{Durable: "late", AckWait: ackWait, Logf: logs.Logf}
 
 	publish(append([]string{headerRec(t, id)}, lines(1, 2)...))
 	first := natsbus.Consume(connect(t, ns.ClientURL()), ing, opts)
@@ -385,11 +388,7 @@ func TestEndRedeliveredLater(t *testing.T) {
 	if s, err := st.Session(ctx, id); err != nil || s.Status != store.StatusSucceeded {
 		t.Errorf("session %q (%v), want succeeded", s.Status, err)
 	}
-	logMu.Lock()
-	defer logMu.Unlock()
-	for _, l := range logs {
-		if strings.Contains(l, "refused") || strings.Contains(l, "dropped") {
-			t.Errorf("a message was not taken: %s", l)
-		}
+	for _, l := range logs.with("refused", "dropped") {
+		t.Errorf("a message was not taken: %s", l)
 	}
 }
