@@ -250,6 +250,14 @@ func TestLiveBrowser(t *testing.T) {
 	if !evalIn[bool](a, `location.pathname === '/' && !document.getElementById('new-submit').disabled`) {
 		t.Error("the form left the list, or stayed disabled, after an error")
 	}
+	// Enter in the prompt starts it too, and leaves the prompt as typed.
+	a.do("start it again with Enter",
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('new-error').hidden = true`),
+		chromedp.SendKeys(chromedp.ID("new-prompt"), "hello"+kb.Enter))
+	a.waitFor("the form's error again", `!document.getElementById('new-error').hidden && document.getElementById('new-error').textContent.includes('broken')`)
+	if got := evalIn[string](a, `document.getElementById('new-prompt').value`); got != "hello" {
+		t.Errorf("after Enter the prompt holds %q, want %q", got, "hello")
+	}
 	a.screenshot(shots, "live-new-session.png")
 	path := startFromForm(t, a, "fake", first)
 	id := strings.TrimPrefix(path, "/sessions/")
@@ -309,6 +317,11 @@ func TestLiveBrowser(t *testing.T) {
 
 	// The second message, from the composer: the Read call is allowed by
 	// the policy, the Bash call denied with a message.
+	// Enter in the empty composer sends nothing and leaves no line break.
+	a.do("Enter in the empty composer", chromedp.SendKeys(chromedp.ID("composer-text"), kb.Enter))
+	if got := evalIn[string](a, `document.getElementById('composer-text').value`); got != "" {
+		t.Errorf("Enter in the empty composer left %q in it, want nothing", got)
+	}
 	a.do("type the second message", chromedp.SendKeys(chromedp.ID("composer-text"), second))
 	a.do("send it with Enter", chromedp.SendKeys(chromedp.ID("composer-text"), kb.Enter))
 	rm := requestOf("Bash", "rm -rf build")

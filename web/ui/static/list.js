@@ -367,6 +367,11 @@ newForm.addEventListener('submit', (e) => { e.preventDefault(); startSession(); 
 newPrompt.addEventListener('keydown', (e) => {
   if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); startSession(); }
 });
+// As in the composer: a key press dispatched apart from its keydown would
+// still insert the line break.
+newPrompt.addEventListener('keypress', (e) => {
+  if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) e.preventDefault();
+});
 
 // ---- wiring ----
 

@@ -2402,6 +2402,12 @@ composer.addEventListener('submit', (e) => { e.preventDefault(); sendMessage(); 
 composerText.addEventListener('keydown', (e) => {
   if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); sendMessage(); }
 });
+// The keydown's preventDefault does not stop a key press dispatched apart
+// from it (as automation does) from inserting the line break, which would
+// then stay in the emptied composer.
+composerText.addEventListener('keypress', (e) => {
+  if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) e.preventDefault();
+});
 
 interruptBtn.addEventListener('click', async () => {
   interruptBtn.disabled = true;
