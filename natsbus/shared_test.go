@@ -2,12 +2,9 @@ package natsbus_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,14 +12,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/agentstream/agentstream"
 	"github.com/agentstream/agentstream/natsbus"
 	"github.com/agentstream/agentstream/store"
 	"github.com/agentstream/agentstream/store/postgres"
 	"github.com/agentstream/agentstream/web/api"
-	"github.com/jackc/pgx/v5"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // pgURL returns the URL of a fresh schema on the PostgreSQL server that
@@ -35,39 +33,19 @@ func pgURL(t testing.TB) string {
 		t.Skip("no PostgreSQL server: set AGENTSTREAM_TEST_POSTGRES=postgres://… (scripts/test starts one)")
 	}
 	ctx := context.Background()
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "t_" + hex.EncodeToString(b)
-	conn, err := pgx.Connect(ctx, base)
+	u, drop, err := postgres.NewSchema(ctx, base, "t_")
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, `DROP SCHEMA `+schema+` CASCADE`); err != nil {
+		if err := drop(ctx); err != nil {
 			t.Error(err)
 		}
 	})
-	u, err := url.Parse(base)
-	if err != nil {
+	if _, _, err := postgres.Migrate(ctx, u); err != nil {
 		t.Fatal(err)
 	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	if _, _, err := postgres.Migrate(ctx, u.String()); err != nil {
-		t.Fatal(err)
-	}
-	return u.String()
+	return u
 }
 
 // node is one ingest node sharing the store: its own NATS connection,

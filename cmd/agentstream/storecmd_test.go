@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
+
+	"github.com/agentstream/agentstream/store/postgres"
 )
 
 // runCmd runs the program with args and returns its exit code and output.
@@ -54,28 +53,16 @@ func postgresSchema(t *testing.T) string {
 	if base == "" {
 		t.Skip("no PostgreSQL server: set AGENTSTREAM_TEST_POSTGRES=postgres://… (scripts/test starts one)")
 	}
-	ctx := context.Background()
-	schema := fmt.Sprintf("cmd_%d", time.Now().UnixNano())
-	exec := func(q string) {
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	exec("CREATE SCHEMA " + schema)
-	t.Cleanup(func() { exec("DROP SCHEMA " + schema + " CASCADE") })
-	u, err := url.Parse(base)
+	u, drop, err := postgres.NewSchema(context.Background(), base, "cmd_")
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	t.Cleanup(func() {
+		if err := drop(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	return u
 }
 
 func storeCommands(t *testing.T, db string) {

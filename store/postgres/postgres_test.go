@@ -2,15 +2,10 @@ package postgres_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"net/url"
 	"os"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/agentstream/agentstream/store"
 	"github.com/agentstream/agentstream/store/postgres"
@@ -33,38 +28,16 @@ func serverURL(t testing.TB) string {
 // the end of the test: every connection made from the URL works in it.
 func emptyDB(t testing.TB) string {
 	t.Helper()
-	base := serverURL(t)
-	ctx := context.Background()
-	b := make([]byte, 6)
-	rand.Read(b)
-	schema := "t_" + hex.EncodeToString(b)
-	conn, err := pgx.Connect(ctx, base)
+	u, drop, err := postgres.NewSchema(context.Background(), serverURL(t), "t_")
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, `DROP SCHEMA `+schema+` CASCADE`); err != nil {
+		if err := drop(context.Background()); err != nil {
 			t.Error(err)
 		}
 	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return u
 }
 
 func open(t testing.TB, dbURL string, opts postgres.Options) *postgres.Store {
