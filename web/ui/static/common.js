@@ -502,6 +502,18 @@ export function debounce(fn, ms) {
   };
 }
 
+/**
+ * sendOnEnter has Enter in a textarea call send, and Shift+Enter start a
+ * new line. The key press is prevented as well as the keydown: a key press
+ * dispatched apart from its keydown (as automation does) would still
+ * insert the line break, which would then stay in the emptied field.
+ */
+export function sendOnEnter(textarea, send) {
+  const sends = (e) => e.key === 'Enter' && !e.shiftKey && !e.isComposing;
+  textarea.addEventListener('keydown', (e) => { if (sends(e)) { e.preventDefault(); send(); } });
+  textarea.addEventListener('keypress', (e) => { if (sends(e)) e.preventDefault(); });
+}
+
 /** sessionPath is the page of a session. Ids are the platform's, still encoded. */
 export function sessionPath(id) {
   return '/sessions/' + encodeURIComponent(id);

@@ -3,7 +3,7 @@
 import {
   api, apiSend, openStream, h, str, num, oneOf, fmtTokens, fmtInt, fmtCost, fmtDuration,
   parseTime, fmtWhen, fmtFull, fmtAgo, statusBadge, showError, debounce,
-  sessionPath, STATUSES,
+  sessionPath, sendOnEnter, STATUSES,
 } from './common.js';
 
 const PAGE = 50;
@@ -364,14 +364,7 @@ async function startSession() {
 }
 
 newForm.addEventListener('submit', (e) => { e.preventDefault(); startSession(); });
-newPrompt.addEventListener('keydown', (e) => {
-  if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); startSession(); }
-});
-// As in the composer: a key press dispatched apart from its keydown would
-// still insert the line break.
-newPrompt.addEventListener('keypress', (e) => {
-  if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) e.preventDefault();
-});
+sendOnEnter(newPrompt, startSession);
 
 // ---- wiring ----
 

@@ -11,7 +11,7 @@
 import {
   api, apiSend, apiText, openStream, h, svg, icon, str, num, oneOf, fmtTokens, fmtInt, fmtCost,
   fmtDuration, parseTime, fmtClock, fmtWhen, fmtFull, statusBadge, reasonLabel,
-  showError, throttle, copyButton, STATUSES,
+  showError, throttle, copyButton, sendOnEnter, STATUSES,
 } from './common.js';
 import { renderMarkdown } from './markdown.js';
 import { langOfPath, paint } from './highlight.js';
@@ -2399,15 +2399,7 @@ async function sendMessage() {
 }
 
 composer.addEventListener('submit', (e) => { e.preventDefault(); sendMessage(); });
-composerText.addEventListener('keydown', (e) => {
-  if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); sendMessage(); }
-});
-// The keydown's preventDefault does not stop a key press dispatched apart
-// from it (as automation does) from inserting the line break, which would
-// then stay in the emptied composer.
-composerText.addEventListener('keypress', (e) => {
-  if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) e.preventDefault();
-});
+sendOnEnter(composerText, sendMessage);
 
 interruptBtn.addEventListener('click', async () => {
   interruptBtn.disabled = true;
